@@ -1,0 +1,236 @@
+"""The production buffer: journaled in-place splices with sound rollback.
+
+How each property is kept, and at what cost:
+
+- R1 write-ahead: the inverse record is appended to the journal *before* the
+  storage is touched; if the append raises, nothing has changed.
+- R2 offsets: records are undone strictly LIFO at their recorded offsets, which
+  are exact under LIFO; there is no content search, so repeated text cannot
+  mislead it.
+- R3 ordering: ``rollback(n)`` and ``rollback_to`` run n single LIFO steps,
+  after checking the whole range first, so they either complete or change
+  nothing. Checkpoints name a state's serial, not a depth (no ABA).
+- R4 strict divergence detection at O(1): the storage counts every write made
+  through any path (``ChunkedText.version``); the buffer remembers the count it
+  left behind, so a different count means an out-of-log write, recorded as a
+  barrier at the depth where it happened.
+- R6 bounded log: reject before appending, or evict the oldest record after
+  the append succeeded (a refused append must not move the horizon).
+
+All public methods take one lock, so concurrent callers see whole operations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+
+from impl.chunked_text import ChunkedText
+from impl.journal import InMemoryJournal, InverseRecord, Journal
+from model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from model.reference import POLICIES, Policy
+
+_buffer_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """An opaque token naming one state of one buffer.
+
+    ``position`` counts records since the buffer was created (so eviction does
+    not shift it); ``serial`` is the identity of the state, so a token from a
+    rolled-away state can never name the different state now at that depth.
+    """
+
+    buffer_id: int
+    position: int
+    serial: int
+
+
+class JournaledBuffer:
+    """A byte buffer with journaled splices, LIFO rollback and checkpoints."""
+
+    def __init__(
+        self,
+        initial: bytes = b"",
+        *,
+        capacity: int | None = None,
+        policy: Policy = "reject",
+        journal: Journal | None = None,
+    ) -> None:
+        if not isinstance(initial, (bytes, bytearray, memoryview)):
+            raise TypeError(f"initial must be bytes, got {type(initial).__name__}")
+        if capacity is not None:
+            if type(capacity) is not int:
+                raise TypeError(f"capacity must be an int or None, got {type(capacity).__name__}")
+            if capacity < 1:
+                raise ValueError(f"capacity must be at least 1, got {capacity}")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        self._storage = ChunkedText(bytes(initial))
+        self._journal: Journal = journal if journal is not None else InMemoryJournal()
+        if len(self._journal):
+            raise ValueError("the journal must start empty")
+        self._capacity = capacity
+        self._policy = policy
+        self._lock = threading.Lock()
+        self._id = next(_buffer_ids)
+        self._serials = itertools.count(1)
+        self._horizon_serial = 0
+        #: Records evicted or adopted away since creation: position = this + depth.
+        self._base_position = 0
+        self._revision = 0
+        #: The storage version this buffer's own last write left behind.
+        self._expected_version = self._storage.version
+        #: Position of the newest out-of-log write seen, or -1 (R4).
+        self._barrier_position = -1
+
+    # -- observation ---------------------------------------------------------
+
+    def read(self) -> bytes:
+        with self._lock:
+            return self._storage.read()
+
+    def __len__(self) -> int:
+        return len(self._storage)
+
+    @property
+    def depth(self) -> int:
+        """Number of live (undoable) records; 0 is the horizon."""
+        return len(self._journal)
+
+    @property
+    def revision(self) -> int:
+        """Grows by one on every splice and every rollback step; never reused."""
+        return self._revision
+
+    @property
+    def storage(self) -> ChunkedText:
+        """The raw bytes. Writing to them directly is an out-of-log write: it will
+        be detected, and no rollback will cross it until ``adopt_current()``."""
+        return self._storage
+
+    @property
+    def journal(self) -> Journal:
+        return self._journal
+
+    # -- mutation --------------------------------------------------------------
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        """Replace ``delete_length`` bytes at ``offset`` with ``insert``.
+
+        Raises ``JournalError`` (nothing changed) if the inverse record cannot
+        be committed, ``ValueError``/``TypeError`` for bad arguments.
+        """
+        if type(offset) is not int or type(delete_length) is not int:
+            raise TypeError("offset and delete_length must be ints")
+        if type(insert) is not bytes:
+            if not isinstance(insert, (bytearray, memoryview)):
+                raise TypeError(f"insert must be bytes, got {type(insert).__name__}")
+            insert = bytes(insert)
+        with self._lock:
+            storage = self._storage
+            length = len(storage)
+            if offset < 0 or offset > length:
+                raise ValueError(f"offset {offset} outside the buffer [0, {length}]")
+            if delete_length < 0 or delete_length > length - offset:
+                raise ValueError(
+                    f"delete_length {delete_length} at offset {offset} runs past the end "
+                    f"of a {length}-byte buffer"
+                )
+            if storage.version != self._expected_version:
+                self._note_out_of_log_write()
+            journal = self._journal
+            full = self._capacity is not None and len(journal) >= self._capacity
+            if full and self._policy == "reject":
+                raise JournalError(f"journal full ({self._capacity} records) and policy is reject")
+            serial = next(self._serials)
+            journal.append(
+                InverseRecord(offset, storage.read_range(offset, offset + delete_length), len(insert), serial)
+            )
+            if full:
+                self._evict_oldest()
+            storage.replace(offset, delete_length, insert)
+            self._expected_version = storage.version
+            self._revision += 1
+
+    def rollback(self, steps: int = 1) -> None:
+        """Undo the newest ``steps`` records, newest first, or change nothing.
+
+        Raises ``UnreachableRollbackError`` past the horizon and
+        ``DivergenceError`` if an out-of-log write lies in the way.
+        """
+        if type(steps) is not int:
+            raise TypeError(f"steps must be an int, got {type(steps).__name__}")
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        with self._lock:
+            self._rollback_locked(steps)
+
+    def checkpoint(self) -> Checkpoint:
+        """A token for the current state; it dies when a rollback or an eviction passes it."""
+        with self._lock:
+            depth = len(self._journal)
+            serial = self._journal[-1].serial if depth else self._horizon_serial
+            return Checkpoint(self._id, self._base_position + depth, serial)
+
+    def rollback_to(self, token: Checkpoint) -> None:
+        """Roll back, step by step, to the state ``token`` names; or change nothing."""
+        if not isinstance(token, Checkpoint):
+            raise TypeError(f"expected a Checkpoint, got {type(token).__name__}")
+        with self._lock:
+            if token.buffer_id != self._id:
+                raise UnreachableRollbackError("the checkpoint belongs to another buffer")
+            depth = token.position - self._base_position
+            if not 0 <= depth <= len(self._journal) or self._serial_at(depth) != token.serial:
+                raise UnreachableRollbackError(
+                    "the checkpoint is dead: its state was rolled back past, evicted or adopted away"
+                )
+            self._rollback_locked(len(self._journal) - depth)
+
+    def adopt_current(self) -> None:
+        """Make the current buffer the new horizon, discarding the log on purpose.
+
+        The only way past a divergence. Every checkpoint dies.
+        """
+        with self._lock:
+            self._base_position += len(self._journal)
+            self._journal.clear()
+            self._horizon_serial = next(self._serials)
+            self._barrier_position = -1
+            self._expected_version = self._storage.version
+
+    # -- internals ---------------------------------------------------------------
+
+    def _serial_at(self, depth: int) -> int:
+        return self._journal[depth - 1].serial if depth else self._horizon_serial
+
+    def _note_out_of_log_write(self) -> None:
+        """Somebody wrote behind the journal's back at the current depth (R4)."""
+        self._barrier_position = self._base_position + len(self._journal)
+        self._expected_version = self._storage.version
+
+    def _evict_oldest(self) -> None:
+        evicted = self._journal.evict_oldest()
+        self._horizon_serial = evicted.serial
+        self._base_position += 1
+
+    def _rollback_locked(self, steps: int) -> None:
+        storage, journal = self._storage, self._journal
+        depth = len(journal)
+        if steps > depth:
+            raise UnreachableRollbackError(f"rollback({steps}) goes past the horizon (depth {depth})")
+        if storage.version != self._expected_version:
+            self._note_out_of_log_write()
+        barrier_depth = self._barrier_position - self._base_position
+        if steps and depth - steps < barrier_depth <= depth:
+            raise DivergenceError(
+                f"an out-of-log write at depth {barrier_depth} lies in the way of rollback({steps}) "
+                f"from depth {depth}; adopt_current() to accept the buffer as it is"
+            )
+        for _ in range(steps):
+            record = journal.pop()
+            storage.replace(record.offset, record.inserted_length, record.removed)
+        self._revision += steps
+        self._expected_version = storage.version

@@ -1,0 +1,31 @@
+"""rollcert's reference model: the oracle every implementation is compared with.
+
+Start with :mod:`model.reference` (the step function) and
+:mod:`model.properties` (the invariants R0–R6 in prose).
+"""
+
+from model.errors import (
+    DivergenceError,
+    JournalError,
+    RecoveryError,
+    RollbackIntegrityError,
+    StaleBaseError,
+    UnreachableRollbackError,
+)
+from model.operations import Operation
+from model.reference import ModelState, Outcome, initial_state, splice_bytes, step
+
+__all__ = [
+    "DivergenceError",
+    "JournalError",
+    "ModelState",
+    "Operation",
+    "Outcome",
+    "RecoveryError",
+    "RollbackIntegrityError",
+    "StaleBaseError",
+    "UnreachableRollbackError",
+    "initial_state",
+    "splice_bytes",
+    "step",
+]

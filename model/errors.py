@@ -1,0 +1,89 @@
+"""Every documented error of rollcert, in one module (SPEC §3).
+
+The model, the bundled implementation, the specimens and the adapters all raise
+these and only these (plus ``ValueError`` / ``TypeError`` for bad arguments), so a
+certificate can compare *kinds* of failure across implementations written by
+different people, in different languages.
+
+The rule every operation obeys: it either succeeds with the state the model
+predicts, or raises one of these errors and leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+
+class RollbackIntegrityError(RuntimeError):
+    """Base class: the system refused an operation to avoid silent corruption."""
+
+
+class JournalError(RollbackIntegrityError):
+    """The inverse record could not be committed, so the mutation did not happen.
+
+    Raised when an append is refused, the journal's I/O fails, or a bounded
+    journal is full and its policy is ``reject``. (R1, R6)
+    """
+
+
+class DivergenceError(RollbackIntegrityError):
+    """The buffer no longer matches what the log says: an out-of-log write.
+
+    Undoing a record across such a write would manufacture a state that never
+    existed, so the step is refused. (R4)
+    """
+
+
+class UnreachableRollbackError(RollbackIntegrityError):
+    """The rollback target is past the horizon, names a dead checkpoint, or
+    belongs to another buffer. (R3, R6, S2)"""
+
+
+class StaleBaseError(RollbackIntegrityError):
+    """A self-authored diff was rejected because its base went stale. (S1)
+
+    Carries the revision the diff was authored against, the live revision, and
+    the first conflicting region, so the caller can re-author against the live
+    base.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        base_revision: int | None = None,
+        live_revision: int | None = None,
+        conflict: tuple[int, int] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.base_revision = base_revision
+        self.live_revision = live_revision
+        self.conflict = conflict
+
+
+class RecoveryError(RollbackIntegrityError):
+    """A journal file is corrupt somewhere other than a torn final record. (R5)"""
+
+
+#: The error kinds a certified implementation may report, by their wire names
+#: (the subprocess protocol and certificates use these strings).
+ERROR_KINDS: dict[str, type[Exception]] = {
+    "JournalError": JournalError,
+    "DivergenceError": DivergenceError,
+    "UnreachableRollbackError": UnreachableRollbackError,
+    "StaleBaseError": StaleBaseError,
+    "RecoveryError": RecoveryError,
+    "ValueError": ValueError,
+    "TypeError": TypeError,
+}
+
+
+def error_kind(error: BaseException | type[BaseException]) -> str:
+    """The wire name of a documented error (or error class), ``undocumented:<Class>`` otherwise.
+
+    Subclasses map to their documented ancestor, so an implementation may raise
+    a more specific error of its own without being judged wrong.
+    """
+    cls = error if isinstance(error, type) else type(error)
+    for name, kind in ERROR_KINDS.items():
+        if issubclass(cls, kind):
+            return name
+    return f"undocumented:{cls.__name__}"

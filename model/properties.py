@@ -1,0 +1,290 @@
+"""The rollback properties, each stated once, by its ID (SPEC §4).
+
+Every property is a :class:`Property`: its ID, a one-line title, a paragraph
+that teaches the invariant, and the *situations* a test run must reach before a
+pass means anything. A situation is a named predicate over one step of the
+model (state before, operation, predicted outcome). A run that never reached
+one of its property's situations proves nothing about it, so the certificate
+says ``unknown`` rather than ``passed`` (the "sometimes" properties of
+stateright, the coverage of TLA+ runs).
+
+The invariant itself is always the same comparison, made after every step:
+the implementation's observable state equals the model's, or it raised the
+documented error the model raised and nothing changed (R0). What distinguishes
+R1–R6 is *which operations* exercise them; ``stateful_tests`` runs one machine
+per property with exactly those operations, so a violation is attributed to the
+property whose operations produced it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from model.operations import (
+    AdoptCurrent,
+    Operation,
+    OutOfLogWrite,
+    Rollback,
+    RollbackTo,
+    RollbackToForeign,
+    Splice,
+)
+from model.reference import ModelState, Outcome
+
+#: A situation predicate: (state before, operation, predicted outcome) -> reached?
+SituationPredicate = Callable[[ModelState, Operation, Outcome], bool]
+
+
+@dataclass(frozen=True)
+class Situation:
+    name: str
+    description: str
+    reached: SituationPredicate
+
+
+@dataclass(frozen=True)
+class Property:
+    id: str
+    title: str
+    statement: str
+    situations: tuple[Situation, ...]
+
+
+def _undone_edits(before: ModelState, outcome: Outcome) -> list[Splice]:
+    """The edits a successful rollback undid, newest first."""
+    if outcome.error is not None:
+        return []
+    undone = before.depth - outcome.state.depth
+    if undone <= 0 or outcome.state.states[0] != before.states[0]:
+        return []
+    return [e for e in reversed(before.edits[before.depth - undone + 1 :]) if e is not None]
+
+
+def _is_rollback(operation: Operation) -> bool:
+    return isinstance(operation, (Rollback, RollbackTo))
+
+
+def _rollback_after_shift(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A rollback undid a record made *after* a length-changing edit that lies at or
+    before its offset: the record's offset is only right if that shift is honoured."""
+    if not _is_rollback(operation) or outcome.error is not None:
+        return False
+    undone = before.depth - outcome.state.depth
+    live = before.edits[1 : before.depth + 1]
+    for position in range(len(live) - undone, len(live)):
+        record = live[position]
+        earlier = live[:position]
+        if record is not None and any(
+            e is not None and len(e.insert) != e.delete_length and e.offset <= record.offset
+            for e in earlier
+        ):
+            return True
+    return False
+
+
+def _rollback_over_repeated_text(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A rollback step restored a span whose inserted bytes also occur elsewhere in
+    the buffer it was undone from: a content search could pick the wrong copy."""
+    if not isinstance(operation, Rollback) or outcome.error is not None or operation.steps != 1:
+        return False
+    edits = _undone_edits(before, outcome)
+    if not edits or not edits[0].insert:
+        return False
+    edit, buffer = edits[0], before.current
+    return buffer.find(edit.insert) != edit.offset or buffer.find(edit.insert, edit.offset + 1) != -1
+
+
+def _multi_step_rollback(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return (
+        _is_rollback(operation)
+        and outcome.error is None
+        and before.depth - outcome.state.depth >= 2
+    )
+
+
+def _dead_checkpoint_refused(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A rollback_to a dead checkpoint taken at the depth the buffer has again: a
+    different state now sits at that depth, so only identity tells them apart."""
+    if not isinstance(operation, RollbackTo) or outcome.error is not UnreachableRollbackError:
+        return False
+    serial, depth_taken = before.checkpoints[operation.checkpoint]
+    return serial not in before.serials and depth_taken == before.depth
+
+
+def _past_horizon_refused(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, (Rollback, RollbackToForeign)) and outcome.error is UnreachableRollbackError
+
+
+def _fault_spent(before: ModelState, outcome: Outcome) -> bool:
+    return before.fault_armed and not outcome.state.fault_armed
+
+
+def _journal_refused(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, Splice) and outcome.error is JournalError and _fault_spent(before, outcome)
+
+
+def _rollback_after_refusal(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return _is_rollback(operation) and outcome.error is None and before.depth > outcome.state.depth
+
+
+def _divergence_met(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return _is_rollback(operation) and outcome.error is DivergenceError
+
+
+def _undo_above_write(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A record made on top of an out-of-log write was undone normally."""
+    return (
+        _is_rollback(operation)
+        and outcome.error is None
+        and any(b <= outcome.state.depth < before.depth for b in before.barriers)
+    )
+
+
+def _adopt_after_divergence(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, AdoptCurrent) and bool(before.barriers)
+
+
+def _out_of_log_write(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, OutOfLogWrite) and before.depth > 0
+
+
+def _eviction(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return (
+        isinstance(operation, Splice)
+        and outcome.error is None
+        and outcome.state.serials[0] != before.serials[0]
+    )
+
+
+def _full_journal_refused(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return (
+        isinstance(operation, Splice)
+        and outcome.error is JournalError
+        and not _fault_spent(before, outcome)
+    )
+
+
+def _rollback_to_horizon_after_eviction(
+    before: ModelState, operation: Operation, outcome: Outcome
+) -> bool:
+    return (
+        _is_rollback(operation)
+        and outcome.error is None
+        and outcome.state.depth == 0
+        and before.serials[0] != 0
+        and before.capacity is not None
+    )
+
+
+def _any_rollback(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return _is_rollback(operation) and outcome.error is None and before.depth > outcome.state.depth
+
+
+def _error_changed_nothing(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return outcome.error is not None
+
+
+R0 = Property(
+    "R0",
+    "No silent corruption",
+    """After every operation of every interleaving, the implementation's
+    observable state (bytes, depth, revision) equals the model's, or the
+    operation raised the documented error the model raised and nothing changed.
+    A successful rollback yields, byte for byte, a state that existed before.
+    This is the master property: every other one is a way of keeping it.""",
+    (
+        Situation("rollback", "a rollback that undid at least one record", _any_rollback),
+        Situation("refusal", "an operation refused with a documented error", _error_changed_nothing),
+    ),
+)
+
+R1 = Property(
+    "R1",
+    "Log completeness (write-ahead)",
+    """The inverse record is committed before, or atomically with, the
+    mutation. If the journal cannot take the record, the splice raises
+    JournalError and neither the buffer nor the log changes. The seed's bug
+    mutated first and treated the append as best-effort: the buffer ran ahead of
+    its log, and a later rollback restored a state that never existed. Dropping
+    records rarely is not better than dropping them often: it is the same bug.""",
+    (
+        Situation("journal_refused", "a splice whose inverse append failed", _journal_refused),
+        Situation("rollback", "a rollback (after refusals, the log must still be exact)", _rollback_after_refusal),
+    ),
+)
+
+R2 = Property(
+    "R2",
+    "Offset stability",
+    """Each inverse restores its bytes exactly where they were removed, whatever
+    length changes happened in between. An absolute offset is only valid under
+    strict LIFO replay; a search by content anchors is only valid when the match
+    is unique. A scan that takes the first position whose anchors match picks
+    the wrong copy of repeated text and silently edits the wrong place. Checking
+    the anchors (or a digest) at the recorded offset is both faster and sound.""",
+    (
+        Situation("shifted", "a rollback of a record made after an earlier length-changing edit at or before it", _rollback_after_shift),
+        Situation("repeated_text", "a single-step rollback whose inserted bytes occur elsewhere in the buffer", _rollback_over_repeated_text),
+    ),
+)
+
+R3 = Property(
+    "R3",
+    "Ordering discipline",
+    """rollback(n) and rollback_to(checkpoint) equal n single LIFO steps, newest
+    first. They never skip a record, never jump to a stored snapshot past a
+    check, kill the checkpoints they pass, and refuse (UnreachableRollbackError,
+    changing nothing) a target past the horizon, a dead checkpoint, or a
+    checkpoint of another buffer. A checkpoint that is "just a depth" lets a
+    token from a rolled-away state land on a different state at the same depth:
+    the ABA bug.""",
+    (
+        Situation("multi_step", "a rollback of two or more steps", _multi_step_rollback),
+        Situation(
+            "dead_checkpoint",
+            "a rollback_to a dead checkpoint whose depth was reached again, refused",
+            _dead_checkpoint_refused,
+        ),
+        Situation("past_horizon", "a rollback past the horizon (or to a foreign checkpoint), refused", _past_horizon_refused),
+    ),
+)
+
+R4 = Property(
+    "R4",
+    "Divergence detection",
+    """An out-of-log write made while the depth is t puts a barrier at t.
+    Records made on top of it still undo normally; the step that would undo
+    record t — crossing the write — raises DivergenceError and changes nothing,
+    instead of manufacturing a state that never existed. The barrier stays
+    until the caller adopts the current buffer as the new horizon, discarding
+    the log on purpose. Strict detection notices any out-of-log write; local
+    detection only writes that touch the span being restored.""",
+    (
+        Situation("divergence_met", "a rollback that met an out-of-log write", _divergence_met),
+        Situation("undo_above_write", "a record made on top of an out-of-log write undone normally", _undo_above_write),
+        Situation("adopt", "the current buffer adopted after a divergence", _adopt_after_divergence),
+        Situation("write_below_records", "an out-of-log write with records below it", _out_of_log_write),
+    ),
+)
+
+R6 = Property(
+    "R6",
+    "Bounded log",
+    """A bounded journal, when full, either refuses the new record
+    (JournalError, nothing changes) or evicts the *oldest* record and moves the
+    horizon, killing the checkpoints below it. It never drops the newest record
+    or one in the middle: either would make a later rollback restore a state
+    that never existed.""",
+    (
+        Situation("eviction", "a splice that evicted the oldest record", _eviction),
+        Situation("refused_full", "a splice refused by a full journal", _full_journal_refused),
+        Situation("rollback_to_horizon", "a rollback down to a horizon moved by eviction", _rollback_to_horizon_after_eviction),
+    ),
+)
+
+#: Properties this release can assess, in certificate order. R5 and S1–S3 are
+#: reported as not assessed until their machines exist.
+PROPERTIES: dict[str, Property] = {p.id: p for p in (R0, R1, R2, R3, R4, R6)}
+ALL_PROPERTY_IDS: tuple[str, ...] = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")

@@ -1,0 +1,256 @@
+"""The reference model: a pure step function over an immutable history.
+
+Read this file to learn what a correct rollback log *means*. It keeps the whole
+buffer after every live edit, so rollback is a pointer move and can never be
+wrong; it is the oracle every implementation is compared with, and it is never
+optimised. Each rule below is marked with the property it states (see
+``model.properties`` for the prose of R0–R6).
+
+``step(state, operation)`` returns an :class:`Outcome`: the state after the
+operation and the documented error it raised, if any. On an error the state is
+the one before (an error changes nothing), with one documented exception: a
+multi-step rollback stopped by an out-of-log write may stop at the write
+(``Outcome.also_acceptable``), because that state is itself a consistent
+earlier state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from model.errors import (
+    DivergenceError,
+    JournalError,
+    UnreachableRollbackError,
+)
+from model.operations import (
+    AdoptCurrent,
+    ArmJournalFault,
+    Operation,
+    OutOfLogWrite,
+    Rollback,
+    RollbackTo,
+    RollbackToForeign,
+    Splice,
+    TakeCheckpoint,
+)
+
+Policy = Literal["reject", "evict_oldest"]
+POLICIES: tuple[Policy, ...] = ("reject", "evict_oldest")
+
+
+def check_integer(name: str, value: object) -> int:
+    """Reject bools and non-integers with a ``TypeError`` (``True`` is not an offset)."""
+    if type(value) is not int:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return value
+
+
+def check_splice_arguments(
+    buffer_length: int, offset: object, delete_length: object, insert: object
+) -> tuple[int, int, bytes]:
+    """The validity rule of a splice (SPEC §2): ``0 <= o <= len`` and ``0 <= d <= len - o``."""
+    offset = check_integer("offset", offset)
+    delete_length = check_integer("delete_length", delete_length)
+    if not isinstance(insert, (bytes, bytearray, memoryview)):
+        raise TypeError(f"insert must be bytes, got {type(insert).__name__}")
+    if not 0 <= offset <= buffer_length:
+        raise ValueError(f"offset {offset} outside the buffer [0, {buffer_length}]")
+    if not 0 <= delete_length <= buffer_length - offset:
+        raise ValueError(
+            f"delete_length {delete_length} at offset {offset} runs past the end "
+            f"of a {buffer_length}-byte buffer"
+        )
+    return offset, delete_length, bytes(insert)
+
+
+def splice_bytes(buffer: bytes, offset: int, delete_length: int, insert: bytes) -> bytes:
+    """``B[:o] + s + B[o+d:]`` — the whole meaning of a splice."""
+    return buffer[:offset] + insert + buffer[offset + delete_length :]
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """Everything the model knows, immutable.
+
+    ``states[0]`` is the horizon (the oldest reachable state), ``states[-1]`` the
+    current buffer; the depth is ``len(states) - 1``. ``serials[i]`` is a unique
+    identity for ``states[i]``: a checkpoint names a serial, so it dies exactly
+    when its state leaves the history, even if another state later has the same
+    depth or the same bytes (S3, no ABA). ``checkpoints`` holds, per checkpoint
+    taken, the pair (serial, depth when taken): the depth is never used to find
+    the state, only to recognise the tempting case of a dead checkpoint whose
+    depth has been reached again. ``edits[i]`` is the splice that made
+    ``states[i]`` from ``states[i-1]`` (``None`` for the horizon); it is kept only
+    to explain counterexamples and measure coverage. ``barriers`` holds the
+    depths at which an out-of-log write happened (R4).
+    """
+
+    states: tuple[bytes, ...]
+    serials: tuple[int, ...]
+    next_serial: int
+    revision: int = 0
+    barriers: frozenset[int] = frozenset()
+    capacity: int | None = None
+    policy: Policy = "reject"
+    fault_armed: bool = False
+    checkpoints: tuple[tuple[int, int], ...] = ()
+    edits: tuple[Splice | None, ...] = (None,)
+
+    @property
+    def current(self) -> bytes:
+        return self.states[-1]
+
+    @property
+    def depth(self) -> int:
+        return len(self.states) - 1
+
+
+def initial_state(
+    initial: bytes, capacity: int | None = None, policy: Policy = "reject"
+) -> ModelState:
+    """The model of a fresh buffer: one state, depth 0, revision 0."""
+    if not isinstance(initial, (bytes, bytearray)):
+        raise TypeError(f"initial buffer must be bytes, got {type(initial).__name__}")
+    if capacity is not None and (check_integer("capacity", capacity) < 1):
+        raise ValueError(f"capacity must be at least 1, got {capacity}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    return ModelState(states=(bytes(initial),), serials=(0,), next_serial=1, capacity=capacity, policy=policy)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the model predicts for one operation.
+
+    ``error`` is ``None`` on success. ``also_acceptable`` is a second state an
+    implementation may end in (only for a rollback interrupted by divergence).
+    """
+
+    state: ModelState
+    error: type[Exception] | None = None
+    also_acceptable: ModelState | None = None
+    message: str = ""
+
+
+def _splice(state: ModelState, operation: Splice) -> Outcome:
+    offset, delete_length, insert = check_splice_arguments(
+        len(state.current), operation.offset, operation.delete_length, operation.insert
+    )
+    full = state.capacity is not None and state.depth >= state.capacity
+    # R6 (bounded log): a full journal with the reject policy refuses the record
+    # before trying to store it.
+    if full and state.policy == "reject":
+        return Outcome(state, JournalError, message="journal full")
+    # R1 (log completeness): if the inverse record cannot be committed, the splice
+    # fails and nothing changes (not even an eviction). The armed fault is spent.
+    if state.fault_armed:
+        return Outcome(replace(state, fault_armed=False), JournalError, message="journal append failed")
+    states, serials, edits, barriers = state.states, state.serials, state.edits, state.barriers
+    # R6: the evict policy drops the *oldest* record and moves the horizon.
+    if full:
+        states, serials, edits = states[1:], serials[1:], (None,) + edits[2:]
+        barriers = frozenset(b - 1 for b in barriers if b >= 1)
+    new_buffer = splice_bytes(state.current, offset, delete_length, insert)
+    return Outcome(
+        replace(
+            state,
+            states=states + (new_buffer,),
+            serials=serials + (state.next_serial,),
+            edits=edits + (Splice(offset, delete_length, insert),),
+            next_serial=state.next_serial + 1,
+            revision=state.revision + 1,
+            barriers=barriers,
+        )
+    )
+
+
+def _rollback_steps(state: ModelState, steps: int) -> Outcome:
+    """R3: n single LIFO steps. R4: the step from a depth with a barrier raises."""
+    if steps > state.depth:
+        return Outcome(
+            state,
+            UnreachableRollbackError,
+            message=f"rollback({steps}) goes past the horizon (depth {state.depth})",
+        )
+    reached = state
+    for _ in range(steps):
+        if reached.depth in reached.barriers:
+            # R4: undoing this record would cross an out-of-log write.
+            return Outcome(
+                state,
+                DivergenceError,
+                also_acceptable=reached if reached != state else None,
+                message=f"out-of-log write at depth {reached.depth}",
+            )
+        reached = replace(
+            reached,
+            states=reached.states[:-1],
+            serials=reached.serials[:-1],
+            edits=reached.edits[:-1],
+            revision=reached.revision + 1,
+        )
+    return Outcome(reached)
+
+
+def _rollback_to(state: ModelState, operation: RollbackTo) -> Outcome:
+    index = check_integer("checkpoint", operation.checkpoint)
+    if not 0 <= index < len(state.checkpoints):
+        raise ValueError(f"no checkpoint #{index} was taken in this run")
+    serial, _ = state.checkpoints[index]
+    # R3 / S3: a checkpoint lives exactly as long as the state it named.
+    if serial not in state.serials:
+        return Outcome(state, UnreachableRollbackError, message=f"checkpoint #{index} is dead")
+    return _rollback_steps(state, state.depth - state.serials.index(serial))
+
+
+def _out_of_log_write(state: ModelState, operation: OutOfLogWrite) -> Outcome:
+    offset, delete_length, insert = check_splice_arguments(
+        len(state.current), operation.offset, operation.delete_length, operation.insert
+    )
+    # R4: the system cannot prevent this write, but it must remember that the
+    # log's picture of this depth is now false.
+    changed = splice_bytes(state.current, offset, delete_length, insert)
+    return Outcome(
+        replace(
+            state,
+            states=state.states[:-1] + (changed,),
+            barriers=state.barriers | {state.depth},
+        )
+    )
+
+
+def step(state: ModelState, operation: Operation) -> Outcome:
+    """Apply one operation to the model. Bad arguments raise ValueError/TypeError."""
+    if isinstance(operation, Splice):
+        return _splice(state, operation)
+    if isinstance(operation, Rollback):
+        steps = check_integer("steps", operation.steps)
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        return _rollback_steps(state, steps)
+    if isinstance(operation, TakeCheckpoint):
+        return Outcome(replace(state, checkpoints=state.checkpoints + ((state.serials[-1], state.depth),)))
+    if isinstance(operation, RollbackTo):
+        return _rollback_to(state, operation)
+    if isinstance(operation, RollbackToForeign):
+        return Outcome(state, UnreachableRollbackError, message="checkpoint of another buffer")
+    if isinstance(operation, OutOfLogWrite):
+        return _out_of_log_write(state, operation)
+    if isinstance(operation, ArmJournalFault):
+        return Outcome(replace(state, fault_armed=True))
+    if isinstance(operation, AdoptCurrent):
+        # R4: the only way past a divergence. The log is discarded on purpose, and
+        # with it every checkpoint (the adopted state gets a fresh identity).
+        return Outcome(
+            replace(
+                state,
+                states=(state.current,),
+                serials=(state.next_serial,),
+                edits=(None,),
+                next_serial=state.next_serial + 1,
+                barriers=frozenset(),
+            )
+        )
+    raise TypeError(f"not an operation: {operation!r}")

@@ -1,0 +1,92 @@
+"""Deliberately broken implementations, one bug class each.
+
+A specimen is one small module in this package with one ``@register(...)``
+decorator on its buffer class; importing the package imports every module, so
+nothing else has to change to add one. Each class's docstring tells its story.
+``breaks`` names the properties that story breaks (R0, the master property, is
+broken by every specimen and implied); ``also_caught_by`` names any other
+property whose machine also catches it, with the reason — the manifest
+``tests/test_specimens.py`` checks that the suite kills exactly these.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from stateful_tests.adapters.python_object import PythonBufferAdapter
+
+#: What a specimen can be driven on, unless it says otherwise.
+SPECIMEN_CAPABILITIES = frozenset(
+    {
+        Capability.CORE,
+        Capability.DEPTH,
+        Capability.REVISIONS,
+        Capability.CHECKPOINTS,
+        Capability.JOURNAL_FAULTS,
+        Capability.OUT_OF_LOG_WRITES,
+        Capability.ADOPT,
+        Capability.BOUNDED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Specimen:
+    name: str
+    story: str
+    breaks: frozenset[str]
+    also_caught_by: dict[str, str] = field(default_factory=dict)
+    target: Target | None = None
+
+
+SPECIMENS: dict[str, Specimen] = {}
+
+
+def register(
+    name: str,
+    *,
+    breaks: set[str],
+    also_caught_by: dict[str, str] | None = None,
+    capabilities: frozenset[Capability] = SPECIMEN_CAPABILITIES,
+) -> Callable[[type[Any]], type[Any]]:
+    """Register a buffer class as the specimen ``name``.
+
+    The class is built as ``cls(initial, capacity=..., policy=...)`` and must
+    offer the Python buffer API plus the hooks ``fail_next_append()`` and
+    ``write_out_of_log(offset, delete_length, insert)``.
+    """
+
+    def decorate(cls: type[Any]) -> type[Any]:
+        def factory(config: BufferConfig) -> SystemUnderTest:
+            return PythonBufferAdapter(cls(config.initial, capacity=config.capacity, policy=config.policy))
+
+        story = " ".join((cls.__doc__ or "").split())
+        SPECIMENS[name] = Specimen(
+            name=name,
+            story=story,
+            breaks=frozenset(breaks),
+            also_caught_by=dict(also_caught_by or {}),
+            target=Target(
+                name=f"specimen:{name}",
+                version="specimen",
+                capabilities=capabilities,
+                factory=factory,
+                description=story.split(". ")[0],
+            ),
+        )
+        return cls
+
+    return decorate
+
+
+def load_all() -> dict[str, Specimen]:
+    """Import every specimen module (each registers itself) and return the registry."""
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+    return SPECIMENS

@@ -1,0 +1,36 @@
+"""The seed's failure: mutate first, log afterwards, and shrug if the log says no."""
+
+from __future__ import annotations
+
+import contextlib
+
+from model.errors import JournalError
+from specimens import register
+from specimens._base import InverseRecord, NaiveJournaledBuffer
+
+
+@register(
+    "best_effort_log",
+    breaks={"R1"},
+    also_caught_by={
+        "R6": "a full journal with policy reject refuses the record, and this buffer "
+        "swallows that refusal too: the splice goes through where the model raises "
+        "JournalError and changes nothing",
+    },
+)
+class BestEffortLogBuffer(NaiveJournaledBuffer):
+    """Splices the bytes first and then tries to append the inverse record,
+    treating the append as best-effort telemetry: when it fails, the record is
+    simply dropped and the splice still reports success. The buffer is now ahead
+    of its log, and the next rollback undoes an older record at an offset the
+    unlogged edit may have shifted, producing a buffer that never existed. This
+    is the failure the seed describes (an append lost to memory pressure and a
+    bounded log, then rollback(2) overwrote an unrelated sentence). The R6
+    machine catches it as well, because a full journal with policy reject is
+    just another failed append to this buffer, so the splice happens anyway."""
+
+    def _commit_and_apply(self, record: InverseRecord, insert: bytes) -> None:
+        self._apply(record, insert)
+        # the bug: the bytes have already changed, and a refused record is just lost
+        with contextlib.suppress(JournalError):
+            self._append_record(record)

@@ -1,0 +1,1 @@
+"""In-process adapters. Each file adapts one kind of implementation."""

@@ -1,0 +1,288 @@
+"""Certificates: the verdicts of a run, for people (text, Markdown) and machines
+(versioned JSON, JUnit XML), and counterexamples a person can follow.
+
+A counterexample is printed as numbered steps, each with the buffer before, the
+bytes the model expected and the bytes the implementation produced, the
+differing span marked ``⟦…⟧``, a plain-words explanation, and a one-line
+command that replays it.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import shlex
+from typing import Any
+from xml.etree import ElementTree
+
+from model.operations import Operation, operation_from_json, operation_to_json
+from model.properties import PROPERTIES
+from stateful_tests import SUITE_VERSION
+from stateful_tests.adapter import BufferConfig
+from stateful_tests.certify import CertificateData, Counterexample, PropertyResult
+from stateful_tests.judge import Observed, StepRecord, first_difference
+
+SCHEMA = "rollcert-certificate/1"
+TRACE_SCHEMA = "rollcert-trace/1"
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def show_bytes(data: bytes, span: tuple[int, int] | None = None) -> str:
+    """Bytes as readable text (Python escapes for the unprintable), ``span`` marked."""
+
+    def text(chunk: bytes) -> str:
+        return repr(chunk)[2:-1]
+
+    if span is None:
+        return f"'{text(data)}'"
+    start, end = span
+    return f"'{text(data[:start])}⟦{text(data[start:end])}⟧{text(data[end:])}'"
+
+
+def _observed_json(observed: Observed) -> dict[str, Any]:
+    return {
+        "error": observed.error,
+        "buffer": _b64(observed.buffer),
+        "text": show_bytes(observed.buffer),
+        "depth": observed.depth,
+        "revision": observed.revision,
+    }
+
+
+# -- traces (replayable step lists) -------------------------------------------------
+
+
+def trace_json(config: BufferConfig, operations: list[Operation]) -> dict[str, Any]:
+    return {
+        "schema": TRACE_SCHEMA,
+        "initial": _b64(config.initial),
+        "capacity": config.capacity,
+        "policy": config.policy,
+        "operations": [operation_to_json(op) for op in operations],
+    }
+
+
+def parse_trace(text: str) -> tuple[BufferConfig, list[Operation]]:
+    """Parse a trace (JSON text); raise ValueError/TypeError saying what is wrong."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the trace is not JSON: {error}") from None
+    if not isinstance(record, dict) or record.get("schema") != TRACE_SCHEMA:
+        raise ValueError(f"not a {TRACE_SCHEMA} trace")
+    initial = record.get("initial")
+    if not isinstance(initial, str):
+        raise TypeError("trace field 'initial' must be base64 text")
+    capacity = record.get("capacity")
+    if capacity is not None and type(capacity) is not int:
+        raise TypeError("trace field 'capacity' must be an integer or null")
+    policy = record.get("policy", "reject")
+    if policy not in ("reject", "evict_oldest"):
+        raise ValueError(f"trace field 'policy' must be reject or evict_oldest, got {policy!r}")
+    operations = record.get("operations")
+    if not isinstance(operations, list):
+        raise TypeError("trace field 'operations' must be a list")
+    config = BufferConfig(base64.b64decode(initial, validate=True), capacity, policy)
+    return config, [operation_from_json(op) for op in operations]
+
+
+def replay_command(counterexample: Counterexample) -> str:
+    config = BufferConfig(counterexample.initial, counterexample.capacity, counterexample.policy)  # type: ignore[arg-type]
+    trace = trace_json(config, [step.operation for step in counterexample.steps])
+    return f"rollcert replay {shlex.quote(counterexample.target)} --trace {shlex.quote(json.dumps(trace, separators=(',', ':')))}"
+
+
+# -- counterexamples for people ------------------------------------------------------------
+
+
+def format_steps(steps: tuple[StepRecord, ...] | list[StepRecord]) -> list[str]:
+    lines: list[str] = []
+    for record in steps:
+        lines.append(f"  {record.index}. {record.operation.describe()}")
+        lines.append(f"       before    {show_bytes(record.before)}")
+        expected, actual = record.expected, record.actual
+        if record.ok:
+            result = f"raised {actual.error}" if actual.error else "ok"
+            lines.append(f"       after     {show_bytes(actual.buffer)}   ({result}, as the model says)")
+            continue
+        span = first_difference(expected.buffer, actual.buffer)
+        marks_e = (span[0], span[1]) if span else None
+        marks_a = (span[0], span[2]) if span else None
+        lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   {_status(expected)}")
+        lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   {_status(actual)}")
+        if record.sut_message:
+            lines.append(f"       the implementation said: {record.sut_message}")
+    return lines
+
+
+def _status(observed: Observed) -> str:
+    parts = [f"raised {observed.error}" if observed.error else "succeeded"]
+    if observed.depth is not None:
+        parts.append(f"depth {observed.depth}")
+    if observed.revision is not None:
+        parts.append(f"revision {observed.revision}")
+    return "(" + ", ".join(parts) + ")"
+
+
+def format_counterexample(counterexample: Counterexample) -> str:
+    capacity = (
+        f", capacity {counterexample.capacity} ({counterexample.policy})"
+        if counterexample.capacity is not None
+        else ""
+    )
+    lines = [
+        f"Counterexample for {counterexample.property_id} ({len(counterexample.steps)} steps) on "
+        f"{counterexample.target}, starting from {show_bytes(counterexample.initial)}{capacity}:",
+        *format_steps(counterexample.steps),
+        f"  Why: {counterexample.explanation}",
+        f"  Replay: {replay_command(counterexample)}",
+    ]
+    return "\n".join(lines)
+
+
+# -- whole certificates ------------------------------------------------------------------------
+
+
+def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
+    last = counterexample.steps[-1]
+    return {
+        "initial": _b64(counterexample.initial),
+        "initial_text": show_bytes(counterexample.initial),
+        "capacity": counterexample.capacity,
+        "policy": counterexample.policy,
+        "steps": [
+            {
+                "index": step.index,
+                "operation": operation_to_json(step.operation),
+                "description": step.operation.describe(),
+                "before": _b64(step.before),
+                "before_text": show_bytes(step.before),
+                "expected": _observed_json(step.expected),
+                "actual": _observed_json(step.actual),
+                "ok": step.ok,
+                "implementation_message": step.sut_message,
+            }
+            for step in counterexample.steps
+        ],
+        "expected": _b64(last.expected.buffer),
+        "actual": _b64(last.actual.buffer),
+        "explanation": counterexample.explanation,
+        "replay": replay_command(counterexample),
+    }
+
+
+def _result_json(result: PropertyResult) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "verdict": result.verdict,
+        "title": result.title or (PROPERTIES[result.property_id].title if result.property_id in PROPERTIES else ""),
+        "examples": result.examples,
+        "steps": result.steps,
+        "seconds": result.seconds,
+        "coverage": result.coverage,
+    }
+    if result.missing_situations:
+        record["missing_situations"] = result.missing_situations
+    if result.reason:
+        record["reason"] = result.reason
+    if result.counterexample is not None:
+        record["counterexample"] = _counterexample_json(result.counterexample)
+    return record
+
+
+def to_json(certificate: CertificateData) -> dict[str, Any]:
+    target = certificate.target
+    return {
+        "schema": SCHEMA,
+        "target": {
+            "name": target.name,
+            "version": target.version,
+            "description": target.description,
+            "capabilities": sorted(c.value for c in target.capabilities),
+        },
+        "suite_version": SUITE_VERSION,
+        "profile": certificate.profile,
+        "seed": certificate.seed,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "exit_status": certificate.exit_status,
+        "properties": {pid: _result_json(r) for pid, r in certificate.results.items()},
+    }
+
+
+def _detail(result: PropertyResult) -> str:
+    if result.verdict in ("passed", "unknown"):
+        reached = ", ".join(f"{name} {count}" for name, count in result.coverage.items())
+        text = f"{result.examples} examples, {result.steps} steps; reached: {reached}"
+        if result.verdict == "unknown":
+            text += f" — never reached: {'; '.join(result.missing_situations)}"
+        return text
+    if result.verdict == "violated" and result.counterexample is not None:
+        return f"counterexample of {len(result.counterexample.steps)} steps (below)"
+    return result.reason
+
+
+def render_text(certificate: CertificateData) -> str:
+    lines = [
+        f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
+        f"(profile {certificate.profile}, seed {certificate.seed})",
+        "",
+        f"{'property':<10}{'verdict':<14}details",
+    ]
+    for pid, result in certificate.results.items():
+        title = f"{result.title}: " if result.title else ""
+        lines.append(f"{pid:<10}{result.verdict:<14}{title}{_detail(result)}")
+    for result in certificate.results.values():
+        if result.counterexample is not None:
+            lines += ["", format_counterexample(result.counterexample)]
+    lines += ["", f"exit status {certificate.exit_status}"]
+    return "\n".join(lines)
+
+
+def render_markdown(certificate: CertificateData) -> str:
+    target = certificate.target
+    lines = [
+        f"# rollcert certificate: `{target.name}`",
+        "",
+        f"- target version: {target.version}",
+        f"- suite version: {SUITE_VERSION}; profile `{certificate.profile}`; seed {certificate.seed}",
+        f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
+        "",
+        "| property | verdict | details |",
+        "| --- | --- | --- |",
+    ]
+    for pid, result in certificate.results.items():
+        name = f"{pid} {result.title}".strip()
+        lines.append(f"| {name} | **{result.verdict}** | {_detail(result).replace('|', '/')} |")
+    for result in certificate.results.values():
+        if result.counterexample is not None:
+            lines += ["", f"## {result.property_id} counterexample", "", "```", format_counterexample(result.counterexample), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(certificate: CertificateData) -> str:
+    suite = ElementTree.Element(
+        "testsuite",
+        name=f"rollcert:{certificate.target.name}",
+        tests=str(len(certificate.results)),
+        failures=str(sum(r.verdict in ("violated", "unknown") for r in certificate.results.values())),
+        errors=str(sum(r.verdict == "error" for r in certificate.results.values())),
+        skipped=str(sum(r.verdict == "not_assessed" for r in certificate.results.values())),
+    )
+    for pid, result in certificate.results.items():
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=f"rollcert.{certificate.target.name}", name=f"{pid} {result.title}".strip(),
+            time=str(result.seconds),
+        )
+        if result.verdict == "violated" and result.counterexample is not None:
+            failure = ElementTree.SubElement(case, "failure", type="violated", message=result.reason[:500])
+            failure.text = format_counterexample(result.counterexample)
+        elif result.verdict == "unknown":
+            ElementTree.SubElement(case, "failure", type="unknown", message=result.reason)
+        elif result.verdict == "error":
+            ElementTree.SubElement(case, "error", type="error", message=result.reason)
+        elif result.verdict == "not_assessed":
+            ElementTree.SubElement(case, "skipped", message=result.reason)
+    return ElementTree.tostring(suite, encoding="unicode")

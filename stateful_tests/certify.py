@@ -1,0 +1,175 @@
+"""Run the property machines against a target and collect verdicts.
+
+Verdicts (SPEC §6): ``passed`` — no violation and every situation the property
+names was reached; ``violated`` — a shrunk counterexample; ``unknown`` — no
+violation, but the run never reached some situation, so it proves nothing;
+``not_assessed`` — the target lacks a capability the property needs;
+``error`` — the adapter or the SUT's process broke.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import FlakyFailure, HypothesisException
+from hypothesis.stateful import get_state_machine_test
+
+from model.properties import ALL_PROPERTY_IDS, PROPERTIES
+from stateful_tests.adapter import HarnessError, Target
+from stateful_tests.judge import StepRecord, Violation
+from stateful_tests.machines import Tracker, build_machine, missing_capabilities
+from stateful_tests.profiles import PROFILES, Profile
+from stateful_tests.shrink import minimise
+
+VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A minimal failing trace: the starting config, the steps, and why it fails."""
+
+    property_id: str
+    target: str
+    initial: bytes
+    capacity: int | None
+    policy: str
+    steps: tuple[StepRecord, ...]
+    explanation: str
+
+
+@dataclass
+class PropertyResult:
+    property_id: str
+    verdict: str
+    title: str = ""
+    examples: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    coverage: dict[str, int] = field(default_factory=dict)
+    missing_situations: list[str] = field(default_factory=list)
+    counterexample: Counterexample | None = None
+    reason: str = ""
+
+
+@dataclass
+class CertificateData:
+    target: Target
+    profile: str
+    seed: int
+    results: dict[str, PropertyResult]
+
+    @property
+    def exit_status(self) -> int:
+        verdicts = {r.verdict for r in self.results.values()}
+        if "violated" in verdicts:
+            return 1
+        if verdicts & {"unknown", "error"}:
+            return 2
+        return 0
+
+
+def _first_violation(error: BaseException) -> BaseException:
+    """Hypothesis may wrap several failures in a group; the first is the shortest."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            return _first_violation(inner)
+    return error
+
+
+def certify_property(target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
+    """Run the machine of one property and decide its verdict."""
+    prop = PROPERTIES.get(property_id)
+    if prop is None:
+        return PropertyResult(
+            property_id, "not_assessed", reason="no machine for this property in this release yet"
+        )
+    missing = missing_capabilities(property_id, target)
+    if missing:
+        names = ", ".join(sorted(c.value for c in missing))
+        return PropertyResult(
+            property_id, "not_assessed", prop.title, reason=f"the target lacks the capability: {names}"
+        )
+    tracker = Tracker(property_id)
+    machine = build_machine(target, property_id, tracker)
+    test = hypothesis_seed(seed)(get_state_machine_test(machine, settings=profile.hypothesis_settings()))
+    started = time.perf_counter()
+    result = PropertyResult(property_id, "passed", prop.title)
+    try:
+        test()
+    except BaseException as raised:  # every failure becomes a verdict
+        error = _first_violation(raised)
+        if isinstance(error, Violation):
+            error = minimise(target, error)
+            result.verdict = "violated"
+            result.reason = error.explanation
+            result.counterexample = Counterexample(
+                property_id,
+                target.name,
+                error.config.initial,
+                error.config.capacity,
+                error.config.policy,
+                tuple(error.steps),
+                error.explanation,
+            )
+        elif isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        elif isinstance(error, FlakyFailure):
+            result.verdict = "error"
+            result.reason = f"the SUT is not deterministic: a failure did not reproduce ({error})"
+        elif isinstance(error, HarnessError):
+            result.verdict = "error"
+            result.reason = f"the adapter or the SUT broke: {error}"
+        elif isinstance(error, HypothesisException):
+            result.verdict = "error"
+            result.reason = f"the test harness failed: {type(error).__name__}: {error}"
+        else:
+            result.verdict = "error"
+            result.reason = f"the adapter raised {type(error).__name__}: {error}"
+    result.seconds = round(time.perf_counter() - started, 3)
+    result.examples, result.steps = tracker.examples, tracker.steps
+    result.coverage = {s.name: tracker.reached[s.name] for s in prop.situations}
+    if result.verdict == "passed":
+        result.missing_situations = [s.description for s in prop.situations if not tracker.reached[s.name]]
+        if result.missing_situations:
+            result.verdict = "unknown"
+            result.reason = "the run never reached: " + "; ".join(result.missing_situations)
+    return result
+
+
+def certify(
+    target: Target,
+    *,
+    profile: str = "quick",
+    seed: int = 0,
+    only: tuple[str, ...] | None = None,
+) -> CertificateData:
+    """Certify every property (or ``only`` some) of ``target``."""
+    chosen = PROFILES[profile]
+    results: dict[str, PropertyResult] = {}
+    for property_id in ALL_PROPERTY_IDS:
+        if only is not None and property_id not in only:
+            continue
+        results[property_id] = certify_property(target, property_id, chosen, seed)
+    if "R0" in results:
+        _fold_into_master(results)
+    return CertificateData(target, profile, seed, results)
+
+
+def _fold_into_master(results: dict[str, PropertyResult]) -> None:
+    """Every machine makes the R0 comparison after every step, so a violation any
+    machine found is an R0 violation too. If R0's own machine missed it, R0 takes
+    the shortest counterexample the others found, saying where it came from."""
+    master = results["R0"]
+    if master.verdict == "violated":
+        return
+    found = [
+        r for pid, r in results.items() if pid != "R0" and r.verdict == "violated" and r.counterexample
+    ]
+    if not found:
+        return
+    shortest = min(found, key=lambda r: len(r.counterexample.steps) if r.counterexample else 0)
+    master.verdict = "violated"
+    master.counterexample = shortest.counterexample
+    master.reason = f"found by the {shortest.property_id} machine: {shortest.reason}"

@@ -1,0 +1,165 @@
+"""The ``rollcert`` command.
+
+    rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--json PATH]
+                     [--markdown PATH] [--junit PATH] [--only R2,R3]
+    rollcert specimens [--profile P] [--seed N]   # certify every specimen: the kill matrix
+    rollcert replay TARGET --trace JSON            # re-run a counterexample's steps
+    rollcert prove [...]                           # the symbolic proofs (see proofs/)
+
+Exit status (SPEC §6): 0 nothing violated and nothing unknown; 1 a violation;
+2 unknown or error without a violation; 3 a usage or target error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from model.properties import ALL_PROPERTY_IDS
+from stateful_tests.profiles import PROFILES
+
+USAGE_ERROR = 3
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rollcert", description="Certify rollback logs against the rollcert model.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    certify = commands.add_parser("certify", help="certify an implementation and print its certificate")
+    certify.add_argument("target", nargs="?", default="bundled", help="bundled (default), specimen:NAME or module:attr")
+    _common(certify)
+    certify.add_argument("--json", type=Path, help="write the certificate as JSON")
+    certify.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
+    certify.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
+    certify.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
+
+    specimens = commands.add_parser("specimens", help="certify every specimen and print the kill matrix")
+    _common(specimens)
+    specimens.add_argument("--json", type=Path, help="write the kill matrix as JSON")
+
+    replay = commands.add_parser("replay", help="replay a trace (a counterexample's steps) against a target")
+    replay.add_argument("target", help="bundled, specimen:NAME or module:attr")
+    source = replay.add_mutually_exclusive_group(required=True)
+    source.add_argument("--trace", help="the trace as JSON text (as printed after 'Replay:')")
+    source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
+    replay.add_argument("--property", help="with --certificate: which property's counterexample")
+
+    commands.add_parser("prove", help="run the symbolic proofs (z3)", add_help=False)
+    return parser
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _write(path: Path | None, text: str) -> None:
+    if path is not None:
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+def _only(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    chosen = tuple(part.strip().upper() for part in text.split(",") if part.strip())
+    unknown = [p for p in chosen if p not in ALL_PROPERTY_IDS]
+    if unknown or not chosen:
+        raise UsageError(f"--only takes property IDs from {', '.join(ALL_PROPERTY_IDS)}; got {text!r}")
+    return chosen
+
+
+def _certify(args: argparse.Namespace) -> int:
+    from stateful_tests.certificate import render_junit, render_markdown, render_text, to_json
+    from stateful_tests.certify import certify
+    from stateful_tests.targets import resolve_target
+
+    only = _only(args.only)
+    target = resolve_target(args.target)
+    certificate = certify(target, profile=args.profile, seed=args.seed, only=only)
+    print(render_text(certificate))
+    _write(args.json, json.dumps(to_json(certificate), indent=2) + "\n")
+    _write(args.markdown, render_markdown(certificate))
+    _write(args.junit, render_junit(certificate))
+    return certificate.exit_status
+
+
+def _specimens(args: argparse.Namespace) -> int:
+    from stateful_tests.kill_matrix import kill_matrix, render_kill_matrix
+
+    matrix = kill_matrix(profile=args.profile, seed=args.seed)
+    print(render_kill_matrix(matrix))
+    _write(args.json, json.dumps(matrix.to_json(), indent=2) + "\n")
+    return 0 if matrix.all_as_expected else 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from stateful_tests.adapter import HarnessError
+    from stateful_tests.certificate import format_steps, parse_trace
+    from stateful_tests.judge import Violation, replay
+    from stateful_tests.targets import resolve_target
+
+    if args.trace is not None:
+        trace_text = args.trace
+    else:
+        try:
+            certificate = json.loads(args.certificate.read_text(encoding="utf-8"))
+            replay_line = certificate["properties"][args.property]["counterexample"]["replay"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise UsageError(
+                f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
+            ) from None
+        trace_text = replay_line.split(" --trace ", 1)[1].strip("'")
+    try:
+        config, operations = parse_trace(trace_text)
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"bad trace: {error}") from None
+    target = resolve_target(args.target)
+    try:
+        steps = replay(target, config, operations)
+    except Violation as violation:
+        print("\n".join(format_steps(violation.steps)))
+        print(f"Why: {violation.explanation}")
+        print(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
+        return 1
+    except HarnessError as error:
+        print(f"ERROR: the adapter or the SUT broke: {error}")
+        return 2
+    print("\n".join(format_steps(steps)))
+    print(f"all {len(steps)} steps agree with the model")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["prove"]:
+        from proofs.cli import main as prove_main
+
+        return prove_main(arguments[1:])
+    try:
+        args = _parser().parse_args(arguments)
+    except SystemExit as exit_request:
+        return USAGE_ERROR if exit_request.code not in (0, None) else 0
+    from stateful_tests.targets import TargetError
+
+    try:
+        if args.command == "certify":
+            return _certify(args)
+        if args.command == "specimens":
+            return _specimens(args)
+        return _replay(args)
+    except (UsageError, TargetError) as error:
+        print(f"rollcert: {error}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

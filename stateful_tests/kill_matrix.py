@@ -1,0 +1,119 @@
+"""The kill matrix: every specimen against every property (``rollcert specimens``).
+
+Like the manifests of TLA+ examples and CrossHair's ``bugs_detected``, the
+expected results are written down — each specimen's ``breaks`` (plus R0, which
+every bug breaks) must be violated, and nothing outside ``breaks`` and the
+explained ``also_caught_by`` may be — so a suite that stops catching a bug, or
+starts blaming the wrong property, fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.properties import PROPERTIES
+from specimens import Specimen, load_all
+from stateful_tests.certify import CertificateData, certify
+
+
+@dataclass
+class SpecimenRow:
+    specimen: Specimen
+    certificate: CertificateData
+
+    @property
+    def killed(self) -> frozenset[str]:
+        return frozenset(p for p, r in self.certificate.results.items() if r.verdict == "violated")
+
+    @property
+    def must_kill(self) -> frozenset[str]:
+        return self.specimen.breaks | {"R0"}
+
+    @property
+    def may_kill(self) -> frozenset[str]:
+        return self.must_kill | frozenset(self.specimen.also_caught_by)
+
+    @property
+    def as_expected(self) -> bool:
+        return self.must_kill <= self.killed <= self.may_kill
+
+
+@dataclass
+class KillMatrix:
+    rows: list[SpecimenRow] = field(default_factory=list)
+
+    @property
+    def all_as_expected(self) -> bool:
+        return all(row.as_expected for row in self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "rollcert-kill-matrix/1",
+            "specimens": {
+                row.specimen.name: {
+                    "breaks": sorted(row.specimen.breaks),
+                    "also_caught_by": row.specimen.also_caught_by,
+                    "as_expected": row.as_expected,
+                    "verdicts": {p: r.verdict for p, r in row.certificate.results.items()},
+                    "counterexample_steps": {
+                        p: len(r.counterexample.steps)
+                        for p, r in row.certificate.results.items()
+                        if r.counterexample is not None
+                    },
+                    "seconds": {p: r.seconds for p, r in row.certificate.results.items()},
+                }
+                for row in self.rows
+            },
+        }
+
+
+def kill_matrix(*, profile: str = "quick", seed: int = 0, names: list[str] | None = None) -> KillMatrix:
+    registry = load_all()
+    matrix = KillMatrix()
+    for name in sorted(names or registry):
+        specimen = registry[name]
+        assert specimen.target is not None
+        matrix.rows.append(
+            SpecimenRow(specimen, certify(specimen.target, profile=profile, seed=seed, only=tuple(PROPERTIES)))
+        )
+    return matrix
+
+
+def render_kill_matrix(matrix: KillMatrix) -> str:
+    properties = list(PROPERTIES)
+    width = max([len(row.specimen.name) for row in matrix.rows] + [8])
+    lines = [
+        "Kill matrix: X = violated as its story says, x = also caught (explained), "
+        "! = violated unexpectedly, - = survived where it must die, . = passed",
+        "",
+        f"{'specimen':<{width}}  " + "  ".join(f"{p:>3}" for p in properties) + "  steps  as expected",
+    ]
+    for row in matrix.rows:
+        cells = []
+        for pid in properties:
+            killed = pid in row.killed
+            if killed and pid in row.must_kill:
+                cells.append("X")
+            elif killed and pid in row.may_kill:
+                cells.append("x")
+            elif killed:
+                cells.append("!")
+            elif pid in row.must_kill:
+                cells.append("-")
+            else:
+                cells.append(".")
+        story_steps = [
+            len(r.counterexample.steps)
+            for p, r in row.certificate.results.items()
+            if p in row.specimen.breaks and r.counterexample is not None
+        ]
+        steps = str(min(story_steps)) if story_steps else "?"
+        lines.append(
+            f"{row.specimen.name:<{width}}  "
+            + "  ".join(f"{c:>3}" for c in cells)
+            + f"  {steps:>5}  {'yes' if row.as_expected else 'NO'}"
+        )
+    lines.append("")
+    lines.append("all specimens killed as expected" if matrix.all_as_expected else "SOME SPECIMENS NOT AS EXPECTED")
+    return "\n".join(lines)

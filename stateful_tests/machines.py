@@ -1,0 +1,266 @@
+"""One Hypothesis rule-based state machine per property.
+
+Each property is exercised by the operations that can break it, and only
+those, so a violation found by the R2 machine is an R2 violation (R0, the
+master property, uses every rule). Rules whose capability the target lacks are
+left out; a property whose required capabilities are missing is not assessed.
+
+The machine delegates every step to :class:`stateful_tests.judge.Session`,
+notes each operation (so Hypothesis prints a readable trace), and counts the
+situations of :mod:`model.properties` that the run reached, so a run that never
+got anywhere interesting reports ``unknown`` instead of ``passed``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import assume, note
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from model.operations import (
+    AdoptCurrent,
+    ArmJournalFault,
+    Operation,
+    OutOfLogWrite,
+    Rollback,
+    RollbackTo,
+    RollbackToForeign,
+    Splice,
+    TakeCheckpoint,
+)
+from model.properties import PROPERTIES
+from model.reference import splice_bytes
+from stateful_tests import strategies
+from stateful_tests.adapter import BufferConfig, Capability, Target
+from stateful_tests.judge import Session
+
+#: The rules of each property's machine (R0 gets all of them).
+RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
+    "R1": ("splice", "rollback_one", "arm_journal_fault"),
+    "R2": ("splice", "rollback_one"),
+    "R3": ("splice", "rollback_many", "checkpoint", "rollback_to", "branch"),
+    "R4": ("splice", "rollback_many", "out_of_log_write", "adopt_current"),
+    "R6": ("splice", "rollback_many", "checkpoint", "rollback_to"),
+}
+
+#: Capabilities without which a property cannot be assessed at all.
+REQUIRED_CAPABILITIES: dict[str, frozenset[Capability]] = {
+    "R0": frozenset({Capability.CORE}),
+    "R1": frozenset({Capability.JOURNAL_FAULTS}),
+    "R2": frozenset({Capability.CORE}),
+    "R3": frozenset({Capability.CHECKPOINTS}),
+    "R4": frozenset({Capability.OUT_OF_LOG_WRITES, Capability.ADOPT}),
+    "R6": frozenset({Capability.BOUNDED}),
+}
+
+#: The capability each optional rule needs.
+RULE_CAPABILITY: dict[str, Capability] = {
+    "checkpoint": Capability.CHECKPOINTS,
+    "rollback_to": Capability.CHECKPOINTS,
+    "arm_journal_fault": Capability.JOURNAL_FAULTS,
+    "out_of_log_write": Capability.OUT_OF_LOG_WRITES,
+    "adopt_current": Capability.ADOPT,
+}
+
+
+class Tracker:
+    """What one property's run did: examples, steps, and situations reached."""
+
+    def __init__(self, property_id: str) -> None:
+        self.property = PROPERTIES[property_id]
+        self.examples = 0
+        self.steps = 0
+        self.reached: Counter[str] = Counter()
+
+
+class RollbackMachine(RuleBasedStateMachine):
+    """Base of the generated machines; the rules are attached by :func:`build_machine`."""
+
+    target: Target
+    tracker: Tracker
+    #: "never", "sometimes" (R0: bounded and unbounded buffers) or "always" (R6).
+    bounded: str
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Session | None = None
+
+    @property
+    def live(self) -> Session:
+        assert self.session is not None
+        return self.session
+
+    @initialize(data=st.data())
+    def start(self, data: st.DataObject) -> None:
+        initial = data.draw(strategies.initial_buffers(), label="initial buffer")
+        config = BufferConfig(initial)
+        if self.bounded == "always" or (
+            self.bounded == "sometimes" and data.draw(st.booleans(), label="bounded")
+        ):
+            config = BufferConfig(
+                initial,
+                data.draw(strategies.capacities(), label="capacity"),
+                data.draw(strategies.policies(), label="policy"),
+            )
+        note(f"config: {config}")
+        self.session = Session(self.target, config)
+        self.tracker.examples += 1
+
+    def run(self, operation: Operation) -> None:
+        note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
+        before = self.live.model
+        outcome, _ = self.live.predict(operation)
+        self.live.execute(operation)
+        self.tracker.steps += 1
+        for situation in self.tracker.property.situations:
+            if situation.reached(before, operation, outcome):
+                self.tracker.reached[situation.name] += 1
+
+    def teardown(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+
+# -- the rules ---------------------------------------------------------------------
+# Each is a plain function; build_machine attaches the ones a property uses.
+
+
+@rule(data=st.data())
+def splice(machine: RollbackMachine, data: st.DataObject) -> None:
+    _splice_from(machine, data)
+
+
+@precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
+@rule()
+def rollback_one(machine: RollbackMachine) -> None:
+    machine.run(Rollback(1))
+
+
+@precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
+@rule(data=st.data())
+def rollback_many(machine: RollbackMachine, data: st.DataObject) -> None:
+    steps = data.draw(strategies.rollback_steps(machine.live.model, single=False), label="steps")
+    machine.run(Rollback(steps))
+
+
+@precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
+@rule(data=st.data())
+def branch(machine: RollbackMachine, data: st.DataObject) -> None:
+    """Roll back, then edit again: history branches, and the old branch's
+    checkpoints (and snapshots, and revisions) must stay dead."""
+    # One step back is the common case (and the one that brings a dead
+    # checkpoint's depth back); sometimes further.
+    steps = data.draw(st.just(1) | st.integers(1, machine.live.model.depth), label="steps")
+    machine.run(Rollback(steps))
+    _splice_from(machine, data)
+
+
+def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
+    state = machine.live.model
+    offset = data.draw(strategies.offsets(state), label="offset")
+    delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
+    insert = data.draw(strategies.inserts(state), label="insert")
+    machine.run(Splice(offset, delete_length, insert))
+
+
+@rule()
+def checkpoint(machine: RollbackMachine) -> None:
+    machine.run(TakeCheckpoint())
+
+
+@precondition(lambda machine: machine.session is not None and bool(machine.live.model.checkpoints))
+@rule(data=st.data())
+def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
+    # Dead checkpoints taken at a depth the buffer has reached again come first:
+    # that is where a checkpoint that is "just a depth" lands on the wrong state.
+    state = machine.live.model
+    count = len(state.checkpoints)
+    live = set(state.serials)
+
+    def lure(index: int) -> bool:
+        serial, depth_taken = state.checkpoints[index]
+        return serial not in live and depth_taken <= state.depth
+
+    ranked: list[int] = sorted(range(count), key=lambda index: (not lure(index), -index))
+    order: list[int | None] = list(ranked)
+    # Last (and rarest to shrink to): a checkpoint of another buffer.
+    if Capability.CHECKPOINTS in machine.target.capabilities:
+        order.append(None)
+    index = data.draw(st.sampled_from(order), label="checkpoint")
+    machine.run(RollbackToForeign() if index is None else RollbackTo(index))
+
+
+@precondition(lambda machine: machine.session is not None and not machine.live.model.fault_armed)
+@rule()
+def arm_journal_fault(machine: RollbackMachine) -> None:
+    machine.run(ArmJournalFault())
+
+
+@precondition(
+    lambda machine: machine.session is not None
+    and machine.live.model.depth not in machine.live.model.barriers
+)
+@rule(data=st.data())
+def out_of_log_write(machine: RollbackMachine, data: st.DataObject) -> None:
+    # Only writes that change the bytes, and at most one barrier per depth: a
+    # write that changes nothing, or undoes an earlier one, is not a divergence
+    # a content check could see, and the rules do not ask it to.
+    state = machine.live.model
+    offset = data.draw(strategies.offsets(state), label="offset")
+    delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
+    insert = data.draw(strategies.inserts(state), label="insert")
+    assume(splice_bytes(state.current, offset, delete_length, insert) != state.current)
+    machine.run(OutOfLogWrite(offset, delete_length, insert))
+
+
+@rule()
+def adopt_current(machine: RollbackMachine) -> None:
+    machine.run(AdoptCurrent())
+
+
+@rule(data=st.data())
+def bad_splice(machine: RollbackMachine, data: st.DataObject) -> None:
+    offset, delete_length = data.draw(strategies.out_of_range_splices(machine.live.model), label="bad range")
+    machine.run(Splice(offset, delete_length, b"x"))
+
+
+RULES: dict[str, Callable[..., Any]] = {
+    "splice": splice,
+    "rollback_one": rollback_one,
+    "rollback_many": rollback_many,
+    "branch": branch,
+    "checkpoint": checkpoint,
+    "rollback_to": rollback_to,
+    "arm_journal_fault": arm_journal_fault,
+    "out_of_log_write": out_of_log_write,
+    "adopt_current": adopt_current,
+    "bad_splice": bad_splice,
+}
+
+
+def rules_for(property_id: str, capabilities: frozenset[Capability]) -> tuple[str, ...]:
+    names = RULES_BY_PROPERTY.get(property_id, tuple(RULES))
+    return tuple(n for n in names if n not in RULE_CAPABILITY or RULE_CAPABILITY[n] in capabilities)
+
+
+def missing_capabilities(property_id: str, target: Target) -> frozenset[Capability]:
+    return REQUIRED_CAPABILITIES[property_id] - target.capabilities
+
+
+def build_machine(target: Target, property_id: str, tracker: Tracker) -> type[RollbackMachine]:
+    """A machine class with exactly the rules ``property_id`` uses on ``target``."""
+    namespace: dict[str, Any] = {name: RULES[name] for name in rules_for(property_id, target.capabilities)}
+    namespace.update(
+        target=target,
+        tracker=tracker,
+        bounded=(
+            "never"
+            if Capability.BOUNDED not in target.capabilities
+            else {"R0": "sometimes", "R6": "always"}.get(property_id, "never")
+        ),
+    )
+    return type(f"{property_id}Machine", (RollbackMachine,), namespace)

@@ -1,0 +1,98 @@
+"""A last shrinking pass over a counterexample, by deterministic replay.
+
+Hypothesis shrinks well, but a state machine whose draws depend on the state
+can leave harmless steps behind (a no-op splice and its rollback). Because a
+trace is plain data that replays deterministically, this pass finishes the job
+the way quickcheck-state-machine and delta debugging do: delete any step, or
+simplify any argument or initial byte, as long as the trace still fails; repeat
+until nothing more can go. The result is 1-minimal: no single step can be
+removed and no argument made simpler while it still fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from model.operations import Operation, OutOfLogWrite, Rollback, RollbackTo, Splice, TakeCheckpoint
+from stateful_tests.adapter import BufferConfig, HarnessError, Target
+from stateful_tests.judge import Violation, replay
+
+#: Replays allowed for one counterexample; each is a few milliseconds at most.
+REPLAY_BUDGET = 2000
+
+
+def _without_step(operations: list[Operation], index: int) -> list[Operation] | None:
+    """Delete one step, renumbering checkpoints; ``None`` if a later step needs it."""
+    removed = operations[index]
+    if not isinstance(removed, TakeCheckpoint):
+        return operations[:index] + operations[index + 1 :]
+    number = sum(isinstance(op, TakeCheckpoint) for op in operations[:index])
+    result: list[Operation] = []
+    for op in operations[:index] + operations[index + 1 :]:
+        if isinstance(op, RollbackTo):
+            if op.checkpoint == number:
+                return None
+            if op.checkpoint > number:
+                op = RollbackTo(op.checkpoint - 1)
+        result.append(op)
+    return result
+
+
+def _simpler(operation: Operation) -> Iterator[Operation]:
+    if isinstance(operation, (Splice, OutOfLogWrite)):
+        insert = operation.insert
+        for i in range(len(insert)):
+            yield replace(operation, insert=insert[:i] + insert[i + 1 :])
+        for i, byte in enumerate(insert):
+            if byte != ord("a"):
+                yield replace(operation, insert=insert[:i] + b"a" + insert[i + 1 :])
+        if operation.delete_length:
+            yield replace(operation, delete_length=0)
+            yield replace(operation, delete_length=operation.delete_length - 1)
+        if operation.offset:
+            yield replace(operation, offset=0)
+            yield replace(operation, offset=operation.offset - 1)
+    elif isinstance(operation, Rollback) and operation.steps > 1:
+        yield Rollback(operation.steps - 1)
+
+
+def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[tuple[BufferConfig, list[Operation]]]:
+    for index in range(len(operations)):
+        shorter = _without_step(operations, index)
+        if shorter is not None:
+            yield config, shorter
+    for index, operation in enumerate(operations):
+        for simpler in _simpler(operation):
+            yield config, operations[:index] + [simpler] + operations[index + 1 :]
+    initial = config.initial
+    for i in range(len(initial)):
+        yield replace(config, initial=initial[:i] + initial[i + 1 :]), operations
+    for i, byte in enumerate(initial):
+        if byte != ord("a"):
+            yield replace(config, initial=initial[:i] + b"a" + initial[i + 1 :]), operations
+    if config.capacity is not None and config.capacity > 1:
+        yield replace(config, capacity=config.capacity - 1), operations
+
+
+def minimise(target: Target, violation: Violation) -> Violation:
+    """The smallest failing trace reachable from ``violation`` by greedy steps."""
+    best = violation
+    budget = REPLAY_BUDGET
+    improved = True
+    while improved and budget > 0:
+        improved = False
+        operations = [step.operation for step in best.steps]
+        for config, candidate in _candidates(best.config, operations):
+            budget -= 1
+            if budget <= 0:
+                break
+            try:
+                replay(target, config, candidate)
+            except Violation as found:
+                best = found
+                improved = True
+                break
+            except (HarnessError, ValueError, TypeError, IndexError):
+                continue
+    return best

@@ -1,0 +1,93 @@
+"""Every Hypothesis strategy of the suite, aimed at the bug classes of SPEC §6.
+
+Uniform random bytes almost never produce the situations where rollback logs
+go wrong, so each generator leans towards them:
+
+- *repeated text*: small alphabets, periodic buffers, and inserts copied from
+  the buffer itself, so a content search has several candidates (R2);
+- *edge offsets*: 0, the end, and the offset of the newest edit, so edits land
+  before, on and after each other with length changes (R2, R3);
+- *empty inserts and deletes*, and deletes of everything to the end;
+- rollback step counts at 1, the whole depth and one past it (R3, R6).
+
+Shrinking moves towards the first alternative of each ``one_of``, so the
+simplest case comes first.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from model.reference import POLICIES, ModelState, Policy
+
+#: Two letters make repeats likely; a third keeps some edits distinguishable.
+ALPHABET = b"ab"
+WIDE_ALPHABET = b"abc"
+
+
+def small_bytes(max_size: int = 4) -> st.SearchStrategy[bytes]:
+    return st.just(b"") | st.lists(
+        st.sampled_from(list(WIDE_ALPHABET)), min_size=1, max_size=max_size
+    ).map(bytes)
+
+
+def initial_buffers() -> st.SearchStrategy[bytes]:
+    """Short buffers over a small alphabet: random, periodic (``abab…``) or runs
+    (``aaaaabbbb``). Runs and periods are where an anchor matches in several
+    places, so a first-match search undoes the wrong copy."""
+    plain = st.lists(st.sampled_from(list(ALPHABET)), max_size=8).map(bytes)
+    periodic = st.tuples(small_bytes(3).filter(bool), st.integers(2, 5)).map(lambda pair: pair[0] * pair[1])
+    runs = st.lists(
+        st.tuples(st.sampled_from(list(ALPHABET)), st.integers(1, 6)), min_size=1, max_size=3
+    ).map(lambda parts: b"".join(bytes([letter]) * count for letter, count in parts))
+    return st.just(b"") | plain | periodic | runs
+
+
+def capacities() -> st.SearchStrategy[int]:
+    return st.integers(1, 4)
+
+
+def policies() -> st.SearchStrategy[Policy]:
+    return st.sampled_from(POLICIES)
+
+
+def offsets(state: ModelState) -> st.SearchStrategy[int]:
+    """0, the end, the newest edit's offset, or anywhere."""
+    length = len(state.current)
+    newest = state.edits[-1]
+    hot = [0, length] + ([min(newest.offset, length)] if newest is not None else [])
+    return st.sampled_from(hot) | st.integers(0, length)
+
+
+def delete_lengths(state: ModelState, offset: int) -> st.SearchStrategy[int]:
+    room = len(state.current) - offset
+    return st.sampled_from(sorted({0, room})) | st.integers(0, room)
+
+
+def inserts(state: ModelState) -> st.SearchStrategy[bytes]:
+    """Empty, fresh small text, or a copy of text already in the buffer (repeats)."""
+    buffer = state.current
+    copies = (
+        st.tuples(st.integers(0, len(buffer) - 1), st.integers(1, 4)).map(
+            lambda pair: buffer[pair[0] : pair[0] + pair[1]]
+        )
+        if buffer
+        else st.nothing()
+    )
+    return small_bytes() | copies
+
+
+def rollback_steps(state: ModelState, *, single: bool) -> st.SearchStrategy[int]:
+    if single:
+        return st.just(1)
+    depth = state.depth
+    if depth == 0:
+        return st.sampled_from([1, 0])
+    # Mostly reachable targets (1, the whole depth, anything between), sometimes one past the horizon.
+    return st.one_of(st.integers(1, depth), st.just(depth), st.just(depth + 1))
+
+
+def out_of_range_splices(state: ModelState) -> st.SearchStrategy[tuple[int, int]]:
+    """(offset, delete_length) pairs that break the validity rule of a splice."""
+    length = len(state.current)
+    return st.sampled_from([(-1, 0), (length + 1, 0), (0, length + 1), (length, 1), (0, -1)])

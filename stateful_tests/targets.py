@@ -1,0 +1,60 @@
+"""Resolve the TARGET argument of ``rollcert certify`` to a :class:`Target`.
+
+- ``bundled`` (the default): rollcert's own ``impl.JournaledBuffer``;
+- ``specimen:NAME``: a deliberately broken implementation from ``specimens``;
+- ``module:attr``: any importable ``Target`` (or zero-argument callable returning one).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from stateful_tests.adapter import Target
+
+
+class TargetError(Exception):
+    """The TARGET argument names nothing certifiable; the message says how to mend it."""
+
+
+def resolve_target(text: str) -> Target:
+    if text in ("bundled", "impl", ""):
+        from stateful_tests.adapters.bundled import TARGET
+
+        return TARGET
+    if text.startswith("specimen:"):
+        from specimens import load_all
+
+        name = text.removeprefix("specimen:")
+        registry = load_all()
+        if name not in registry or registry[name].target is None:
+            raise TargetError(f"no specimen named {name!r}; choose one of: {', '.join(sorted(registry))}")
+        target = registry[name].target
+        assert target is not None
+        return target
+    module_name, colon, attribute = text.partition(":")
+    if not colon or not module_name or not attribute:
+        raise TargetError(
+            f"cannot read target {text!r}: use 'bundled', 'specimen:NAME' or 'module:attribute'"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise TargetError(
+            f"cannot import module {module_name!r} ({error}); is it installed in this environment, "
+            "or on PYTHONPATH?"
+        ) from None
+    try:
+        found: object = getattr(module, attribute)
+    except AttributeError:
+        raise TargetError(f"module {module_name!r} has no attribute {attribute!r}") from None
+    if not isinstance(found, Target) and callable(found):
+        try:
+            found = found()
+        except Exception as error:  # reported as a target error
+            raise TargetError(f"calling {text} to build the target raised {type(error).__name__}: {error}") from None
+    if not isinstance(found, Target):
+        raise TargetError(
+            f"{text} is a {type(found).__name__}, not a stateful_tests.adapter.Target "
+            "(see README: 'Certify your own implementation')"
+        )
+    return found

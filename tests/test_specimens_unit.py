@@ -1,0 +1,386 @@
+"""Unit tests of the specimens, without the certification machines.
+
+Two things must hold for the specimens to mean anything:
+
+1. their common base, ``NaiveJournaledBuffer``, agrees with the reference model
+   on every operation (a Hypothesis differential test over random operation
+   sequences, bounded journals with both policies, faults, checkpoints,
+   out-of-log writes and adoption);
+2. each specimen's planted bug shows on a short hand-written scenario, which
+   the base passes (so the scenario blames the bug, not the harness).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from model.errors import error_kind
+from model.operations import (
+    AdoptCurrent,
+    ArmJournalFault,
+    Operation,
+    OutOfLogWrite,
+    Rollback,
+    RollbackTo,
+    RollbackToForeign,
+    Splice,
+    TakeCheckpoint,
+)
+from model.reference import ModelState, Outcome, Policy, initial_state, splice_bytes, step
+from specimens import load_all
+from specimens._base import NaiveJournaledBuffer
+from specimens.best_effort_log import BestEffortLogBuffer
+from specimens.depth_checkpoints import DepthCheckpointBuffer
+from specimens.evict_newest import EvictNewestBuffer
+from specimens.fifo_replay import FifoReplayBuffer
+from specimens.first_match_scan import FirstMatchScanBuffer
+from specimens.no_divergence_check import NoDivergenceCheckBuffer
+
+Observed = tuple[bytes, int, int]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A buffer configuration and the operations to run on it."""
+
+    operations: tuple[Operation, ...]
+    initial: bytes = b""
+    capacity: int | None = None
+    policy: Policy = "reject"
+
+
+def _model_view(state: ModelState) -> Observed:
+    return (state.current, state.depth, state.revision)
+
+
+def _sut_view(buffer: Any) -> Observed:
+    return (bytes(buffer.read()), int(buffer.depth), int(buffer.revision))
+
+
+def _predict(state: ModelState, operation: Operation) -> tuple[Outcome, str | None]:
+    """The model's outcome and the error kind it expects (None for success)."""
+    try:
+        outcome = step(state, operation)
+    except (ValueError, TypeError) as bad_argument:
+        return Outcome(state, type(bad_argument)), error_kind(bad_argument)
+    if outcome.error is None:
+        return outcome, None
+    return outcome, error_kind(outcome.error("predicted"))
+
+
+def _perform(buffer: Any, operation: Operation, tokens: list[object], buffer_class: type[Any]) -> None:
+    if isinstance(operation, Splice):
+        buffer.splice(operation.offset, operation.delete_length, operation.insert)
+    elif isinstance(operation, Rollback):
+        buffer.rollback(operation.steps)
+    elif isinstance(operation, TakeCheckpoint):
+        tokens.append(buffer.checkpoint())
+    elif isinstance(operation, RollbackTo):
+        buffer.rollback_to(tokens[operation.checkpoint])
+    elif isinstance(operation, RollbackToForeign):
+        buffer.rollback_to(buffer_class(b"").checkpoint())
+    elif isinstance(operation, OutOfLogWrite):
+        buffer.write_out_of_log(operation.offset, operation.delete_length, operation.insert)
+    elif isinstance(operation, ArmJournalFault):
+        buffer.fail_next_append()
+    elif isinstance(operation, AdoptCurrent):
+        buffer.adopt_current()
+    else:  # pragma: no cover - the operation union is closed
+        raise AssertionError(f"unknown operation {operation!r}")
+
+
+def first_discrepancy(buffer_class: type[Any], scenario: Scenario) -> str | None:
+    """Run ``scenario`` on the model and on ``buffer_class``; describe the first
+    step where they disagree (error kind, bytes, depth or revision), or None."""
+    state = initial_state(scenario.initial, scenario.capacity, scenario.policy)
+    buffer = buffer_class(scenario.initial, capacity=scenario.capacity, policy=scenario.policy)
+    tokens: list[object] = []
+    for index, operation in enumerate(scenario.operations):
+        outcome, expected_kind = _predict(state, operation)
+        try:
+            _perform(buffer, operation, tokens, buffer_class)
+            actual_kind = None
+        except Exception as raised:
+            actual_kind = error_kind(raised)
+        observed = _sut_view(buffer)
+        where = f"step {index} {operation.describe()}"
+        if actual_kind != expected_kind:
+            return f"{where}: expected {expected_kind or 'success'}, got {actual_kind or 'success'}"
+        allowed = [_model_view(outcome.state)]
+        if outcome.also_acceptable is not None:
+            allowed.append(_model_view(outcome.also_acceptable))
+        if observed not in allowed:
+            return f"{where}: expected (bytes, depth, revision) in {allowed}, got {observed}"
+        state = outcome.state
+        if outcome.also_acceptable is not None and observed == _model_view(outcome.also_acceptable):
+            state = outcome.also_acceptable
+    return None
+
+
+# ---------------------------------------------------------------------------
+# (a) the base agrees with the model
+
+
+_ALPHABET = b"ab"
+_short_bytes = st.lists(st.sampled_from(_ALPHABET), max_size=3).map(bytes)
+_OPERATION_KINDS = (
+    ["splice"] * 6
+    + ["rollback"] * 3
+    + ["checkpoint", "rollback_to", "rollback_to", "foreign", "fault", "tamper", "adopt", "bad"]
+)
+
+
+def _draw_operation(data: st.DataObject, state: ModelState) -> Operation:
+    kind = data.draw(st.sampled_from(_OPERATION_KINDS), label="kind")
+    length = len(state.current)
+    if kind in ("splice", "tamper"):
+        offset = data.draw(st.integers(0, length), label="offset")
+        delete_length = data.draw(st.integers(0, length - offset), label="delete_length")
+        insert = data.draw(_short_bytes, label="insert")
+        if kind == "splice":
+            return Splice(offset, delete_length, insert)
+        # The model marks a barrier for every out-of-log write, even one that
+        # changes nothing; a digest cannot see those, so only real changes are
+        # generated, and never a second one at a depth that already has a barrier.
+        if state.depth in state.barriers:
+            return TakeCheckpoint()
+        if splice_bytes(state.current, offset, delete_length, insert) == state.current:
+            return OutOfLogWrite(offset, 0, b"z")
+        return OutOfLogWrite(offset, delete_length, insert)
+    if kind == "rollback":
+        return Rollback(data.draw(st.integers(-1, state.depth + 1), label="steps"))
+    if kind == "rollback_to" and state.checkpoints:
+        return RollbackTo(data.draw(st.integers(0, len(state.checkpoints) - 1), label="checkpoint"))
+    if kind in ("checkpoint", "rollback_to"):
+        return TakeCheckpoint()
+    if kind == "foreign":
+        return RollbackToForeign()
+    if kind == "fault":
+        return ArmJournalFault()
+    if kind == "adopt":
+        return AdoptCurrent()
+    # "bad": a splice the model refuses with ValueError
+    return data.draw(
+        st.sampled_from([Splice(length + 1, 0, b"a"), Splice(0, length + 1, b""), Splice(-1, 0, b"")]),
+        label="bad splice",
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    initial=st.lists(st.sampled_from(_ALPHABET), max_size=6).map(bytes),
+    capacity=st.one_of(st.none(), st.integers(1, 3)),
+    policy=st.sampled_from(["reject", "evict_oldest"]),
+    data=st.data(),
+)
+def test_naive_buffer_agrees_with_the_model(
+    initial: bytes, capacity: int | None, policy: Policy, data: st.DataObject
+) -> None:
+    state = initial_state(initial, capacity, policy)
+    buffer = NaiveJournaledBuffer(initial, capacity=capacity, policy=policy)
+    tokens: list[object] = []
+    for _ in range(data.draw(st.integers(0, 30), label="length")):
+        operation = _draw_operation(data, state)
+        before = _sut_view(buffer)
+        assert before == _model_view(state)
+        outcome, expected_kind = _predict(state, operation)
+        try:
+            _perform(buffer, operation, tokens, NaiveJournaledBuffer)
+            actual_kind = None
+        except Exception as raised:
+            actual_kind = error_kind(raised)
+        assert actual_kind == expected_kind, operation.describe()
+        observed = _sut_view(buffer)
+        if expected_kind is None:
+            assert observed == _model_view(outcome.state), operation.describe()
+        else:
+            acceptable = {before}
+            if outcome.also_acceptable is not None:
+                acceptable.add(_model_view(outcome.also_acceptable))
+            assert observed in acceptable, operation.describe()
+            if outcome.also_acceptable is not None and observed == _model_view(outcome.also_acceptable):
+                outcome = Outcome(outcome.also_acceptable)
+        state = outcome.state
+
+
+def test_naive_buffer_refuses_bad_construction_and_tokens() -> None:
+    with pytest.raises(ValueError):
+        NaiveJournaledBuffer(b"", capacity=0)
+    with pytest.raises(TypeError):
+        NaiveJournaledBuffer(b"", capacity=True)
+    with pytest.raises(ValueError):
+        NaiveJournaledBuffer(b"", policy="evict_newest")
+    with pytest.raises(TypeError):
+        NaiveJournaledBuffer("text")  # type: ignore[arg-type]
+    buffer = NaiveJournaledBuffer(b"abc")
+    with pytest.raises(TypeError):
+        buffer.rollback_to(0)
+    with pytest.raises(TypeError):
+        buffer.rollback(1.0)  # type: ignore[arg-type]
+    assert _sut_view(buffer) == (b"abc", 0, 0)
+
+
+def test_barrier_survives_records_made_on_top_of_it() -> None:
+    """An out-of-log write at depth 1, then a splice: undoing the splice works,
+    undoing record 1 is refused (the top record's digest alone could not see it)."""
+    scenario = Scenario(
+        (
+            Splice(0, 0, b"a"),
+            OutOfLogWrite(1, 0, b"x"),
+            Splice(0, 0, b"b"),
+            Rollback(1),
+            Rollback(1),
+            Splice(0, 0, b"c"),
+            Rollback(2),
+            AdoptCurrent(),
+            Rollback(1),
+        )
+    )
+    assert first_discrepancy(NaiveJournaledBuffer, scenario) is None
+
+
+# ---------------------------------------------------------------------------
+# (b) each specimen's bug shows on a short scenario that the base passes
+
+
+SPECIMEN_SCENARIOS: dict[str, tuple[type[Any], Scenario]] = {
+    # The armed fault must make the splice fail and change nothing; the
+    # specimen splices anyway and reports success (buffer b"a", revision 1).
+    "best_effort_log": (
+        BestEffortLogBuffer,
+        Scenario((ArmJournalFault(), Splice(0, 0, b"a"))),
+    ),
+    # "" -> "a" -> "b"; rollback(2) must give "". Oldest first: the first record
+    # cuts the "b", the second puts its "a" back: the result is "a".
+    "fifo_replay": (
+        FifoReplayBuffer,
+        Scenario((Splice(0, 0, b"a"), Splice(0, 1, b"b"), Rollback(2))),
+    ),
+    # "aaaaa|bbbb" gets a "b" at 5; its anchors ("aaaa" before, "bbbb" after)
+    # also match at 4, so the undo deletes the "a" at 4: "aaaabbbbb".
+    "first_match_scan": (
+        FirstMatchScanBuffer,
+        Scenario((Splice(5, 0, b"b"), Rollback(1)), initial=b"aaaaabbbb"),
+    ),
+    # The checkpoint's state ("a" at depth 1) is rolled away, a new state takes
+    # depth 1, and rollback_to "succeeds" on it instead of being refused.
+    "depth_checkpoints": (
+        DepthCheckpointBuffer,
+        Scenario((Splice(0, 0, b"a"), TakeCheckpoint(), Rollback(1), Splice(0, 0, b"b"), RollbackTo(0))),
+    ),
+    # Undoing the splice would cross the out-of-log "b": it must be refused.
+    # The specimen removes one byte at offset 0 and hands back "a" at depth 0.
+    "no_divergence_check": (
+        NoDivergenceCheckBuffer,
+        Scenario((Splice(0, 0, b"a"), OutOfLogWrite(0, 0, b"b"), Rollback(1))),
+    ),
+    # Capacity 1: the record of the second splice is the one dropped, so
+    # rollback(1) undoes the first record instead: "b" rather than "a".
+    "evict_newest": (
+        EvictNewestBuffer,
+        Scenario((Splice(0, 0, b"a"), Splice(1, 0, b"b"), Rollback(1)), capacity=1, policy="evict_oldest"),
+    ),
+}
+
+#: One scenario per ``also_caught_by`` claim, built only from the operations of
+#: the machine that claim names, showing that it can indeed see the bug.
+ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
+    ("best_effort_log", "R6"): Scenario((Splice(0, 0, b"a"), Splice(0, 0, b"a")), capacity=1),
+    ("fifo_replay", "R4"): Scenario(
+        (
+            Splice(0, 0, b"x"),
+            OutOfLogWrite(0, 0, b"z"),
+            Splice(0, 0, b"a"),
+            Splice(0, 1, b"b"),
+            Rollback(2),
+        )
+    ),
+    ("fifo_replay", "R6"): Scenario(
+        (Splice(0, 0, b"x"), Splice(0, 0, b"a"), Splice(0, 1, b"b"), Rollback(2)),
+        capacity=2,
+        policy="evict_oldest",
+    ),
+    ("first_match_scan", "R3"): Scenario(
+        (Splice(5, 0, b"b"), Splice(0, 0, b"c"), Rollback(2)), initial=b"aaaaabbbb"
+    ),
+    ("first_match_scan", "R4"): Scenario(
+        (OutOfLogWrite(0, 0, b"a"), Splice(5, 0, b"b"), Rollback(1)), initial=b"aaaabbbb"
+    ),
+    ("first_match_scan", "R6"): Scenario(
+        (Splice(9, 0, b"c"), Splice(5, 0, b"b"), Rollback(1)),
+        initial=b"aaaaabbbb",
+        capacity=1,
+        policy="evict_oldest",
+    ),
+    ("depth_checkpoints", "R6"): Scenario(
+        (Splice(0, 0, b"a"), TakeCheckpoint(), Splice(0, 0, b"a"), RollbackTo(0)),
+        capacity=1,
+        policy="evict_oldest",
+    ),
+}
+
+_CLASSES: dict[str, type[Any]] = {name: cls for name, (cls, _) in SPECIMEN_SCENARIOS.items()}
+
+
+def test_every_registered_specimen_has_a_scenario() -> None:
+    registry = load_all()
+    assert set(registry) == set(SPECIMEN_SCENARIOS)
+    for name, specimen in registry.items():
+        assert specimen.target is not None
+        assert specimen.story, name
+    claims = {(name, prop) for name, s in registry.items() for prop in s.also_caught_by}
+    assert claims == set(ALSO_CAUGHT_SCENARIOS)
+
+
+@pytest.mark.parametrize("name", sorted(SPECIMEN_SCENARIOS))
+def test_the_base_passes_the_scenario(name: str) -> None:
+    _, scenario = SPECIMEN_SCENARIOS[name]
+    assert first_discrepancy(NaiveJournaledBuffer, scenario) is None
+
+
+@pytest.mark.parametrize("name", sorted(SPECIMEN_SCENARIOS))
+def test_the_specimen_fails_the_scenario(name: str) -> None:
+    specimen_class, scenario = SPECIMEN_SCENARIOS[name]
+    discrepancy = first_discrepancy(specimen_class, scenario)
+    assert discrepancy is not None, f"{name} behaved like the model"
+    # the bug shows at the last step, not earlier by accident
+    assert discrepancy.startswith(f"step {len(scenario.operations) - 1} "), discrepancy
+
+
+@pytest.mark.parametrize(("name", "property_id"), sorted(ALSO_CAUGHT_SCENARIOS))
+def test_also_caught_by_claims_hold_on_a_scenario(name: str, property_id: str) -> None:
+    scenario = ALSO_CAUGHT_SCENARIOS[(name, property_id)]
+    assert first_discrepancy(NaiveJournaledBuffer, scenario) is None
+    discrepancy = first_discrepancy(_CLASSES[name], scenario)
+    assert discrepancy is not None, f"{name} behaved like the model"
+    assert discrepancy.startswith(f"step {len(scenario.operations) - 1} "), discrepancy
+
+
+def _final_bytes(buffer_class: type[Any], scenario: Scenario) -> bytes:
+    buffer = buffer_class(scenario.initial, capacity=scenario.capacity, policy=scenario.policy)
+    tokens: list[object] = []
+    for operation in scenario.operations:
+        _perform(buffer, operation, tokens, buffer_class)
+    return bytes(buffer.read())
+
+
+@pytest.mark.parametrize(
+    ("name", "wrong_bytes"),
+    [
+        ("best_effort_log", b"a"),
+        ("fifo_replay", b"a"),
+        ("first_match_scan", b"aaaabbbbb"),
+        ("depth_checkpoints", b"b"),
+        ("no_divergence_check", b"a"),
+        ("evict_newest", b"b"),
+    ],
+)
+def test_the_specimen_hands_back_these_bytes_without_an_error(name: str, wrong_bytes: bytes) -> None:
+    """The plausible but wrong buffers, spelled out for the docs."""
+    specimen_class, scenario = SPECIMEN_SCENARIOS[name]
+    assert _final_bytes(specimen_class, scenario) == wrong_bytes
