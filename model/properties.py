@@ -96,6 +96,42 @@ def _rollback_over_repeated_text(before: ModelState, operation: Operation, outco
     return buffer.find(edit.insert) != edit.offset or buffer.find(edit.insert, edit.offset + 1) != -1
 
 
+#: Anchor width for the "ambiguous context" situation: the seed used 16-byte anchors;
+#: any width shows the same bug, and 4 keeps the buffers a search must build short.
+AMBIGUITY_WIDTH = 4
+
+
+def _rollback_with_ambiguous_context(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A single-step rollback of an edit whose surroundings (AMBIGUITY_WIDTH bytes
+    before and after the inserted span) also surround another position, where
+    restoring would give different bytes: a search by content anchors has two
+    candidates, and only the recorded offset is right."""
+    if not isinstance(operation, Rollback) or outcome.error is not None or operation.steps != 1:
+        return False
+    edits = _undone_edits(before, outcome)
+    if not edits:
+        return False
+    edit, buffer, width = edits[0], before.current, AMBIGUITY_WIDTH
+    length = len(edit.insert)
+
+    def context(position: int) -> tuple[bytes, bytes] | None:
+        if position < width or position + length + width > len(buffer):
+            return None
+        return buffer[position - width : position], buffer[position + length : position + length + width]
+
+    mine = context(edit.offset)
+    if mine is None:
+        return False
+    restored = outcome.state.current
+    removed = restored[edit.offset : edit.offset + edit.delete_length]
+    # Only look-alikes where restoring at the wrong place gives different bytes.
+    return any(
+        context(p) == mine and buffer[:p] + removed + buffer[p + length :] != restored
+        for p in range(len(buffer) - length + 1)
+        if p != edit.offset
+    )
+
+
 def _multi_step_rollback(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
     return (
         _is_rollback(operation)
@@ -227,6 +263,11 @@ R2 = Property(
     (
         Situation("shifted", "a rollback of a record made after an earlier length-changing edit at or before it", _rollback_after_shift),
         Situation("repeated_text", "a single-step rollback whose inserted bytes occur elsewhere in the buffer", _rollback_over_repeated_text),
+        Situation(
+            "ambiguous_context",
+            "a single-step rollback whose 4-byte anchors also match at a position where restoring would differ",
+            _rollback_with_ambiguous_context,
+        ),
     ),
 )
 

@@ -25,6 +25,9 @@ from stateful_tests.shrink import minimise
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
 
+#: Round r of a property's run uses seed ``seed + r * ROUND_SEED_STRIDE``.
+ROUND_SEED_STRIDE = 1_000_003
+
 
 @dataclass(frozen=True)
 class Counterexample:
@@ -93,11 +96,15 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
         )
     tracker = Tracker(property_id)
     machine = build_machine(target, property_id, tracker)
-    test = hypothesis_seed(seed)(get_state_machine_test(machine, settings=profile.hypothesis_settings()))
     started = time.perf_counter()
     result = PropertyResult(property_id, "passed", prop.title)
     try:
-        test()
+        for round_number in range(profile.rounds):
+            round_seed = seed + round_number * ROUND_SEED_STRIDE
+            test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
+            hypothesis_seed(round_seed)(test)()
+            if all(tracker.reached[s.name] for s in prop.situations):
+                break
     except BaseException as raised:  # every failure becomes a verdict
         error = _first_violation(raised)
         if isinstance(error, Violation):

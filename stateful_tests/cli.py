@@ -4,6 +4,7 @@
                      [--markdown PATH] [--junit PATH] [--only R2,R3]
     rollcert specimens [--profile P] [--seed N]   # certify every specimen: the kill matrix
     rollcert replay TARGET --trace JSON            # re-run a counterexample's steps
+    rollcert explore [TARGET] --depth K            # bounded exhaustive search
     rollcert prove [...]                           # the symbolic proofs (see proofs/)
 
 Exit status (SPEC §6): 0 nothing violated and nothing unknown; 1 a violation;
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     specimens = commands.add_parser("specimens", help="certify every specimen and print the kill matrix")
     _common(specimens)
     specimens.add_argument("--json", type=Path, help="write the kill matrix as JSON")
+    specimens.add_argument("--markdown", type=Path, help="write the specimens page (stories and counterexamples)")
 
     replay = commands.add_parser("replay", help="replay a trace (a counterexample's steps) against a target")
     replay.add_argument("target", help="bundled, specimen:NAME or module:attr")
@@ -50,7 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
     replay.add_argument("--property", help="with --certificate: which property's counterexample")
 
-    commands.add_parser("prove", help="run the symbolic proofs (z3)", add_help=False)
+    commands.add_parser("prove", help="run the symbolic proofs (z3); see 'rollcert prove --help'", add_help=False)
+    commands.add_parser(
+        "explore", help="bounded exhaustive search; see 'rollcert explore --help'", add_help=False
+    )
     return parser
 
 
@@ -93,11 +98,13 @@ def _certify(args: argparse.Namespace) -> int:
 
 
 def _specimens(args: argparse.Namespace) -> int:
-    from stateful_tests.kill_matrix import kill_matrix, render_kill_matrix
+    from stateful_tests.kill_matrix import kill_matrix, render_kill_matrix, render_kill_matrix_markdown
 
     matrix = kill_matrix(profile=args.profile, seed=args.seed)
     print(render_kill_matrix(matrix))
     _write(args.json, json.dumps(matrix.to_json(), indent=2) + "\n")
+    if args.markdown is not None:
+        _write(args.markdown, render_kill_matrix_markdown(matrix, profile=args.profile, seed=args.seed))
     return 0 if matrix.all_as_expected else 1
 
 
@@ -144,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         from proofs.cli import main as prove_main
 
         return prove_main(arguments[1:])
+    if arguments[:1] == ["explore"]:
+        from stateful_tests.exhaustive import main as explore_main
+
+        return explore_main(arguments[1:])
     try:
         args = _parser().parse_args(arguments)
     except SystemExit as exit_request:

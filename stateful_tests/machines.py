@@ -163,7 +163,7 @@ def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
     state = machine.live.model
     offset = data.draw(strategies.offsets(state), label="offset")
     delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
-    insert = data.draw(strategies.inserts(state), label="insert")
+    insert = data.draw(strategies.inserts(state, offset), label="insert")
     machine.run(Splice(offset, delete_length, insert))
 
 

@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from model.operations import Operation, OutOfLogWrite, Rollback, RollbackTo, Splice, TakeCheckpoint
+from model.operations import (
+    ArmJournalFault,
+    Operation,
+    OutOfLogWrite,
+    Rollback,
+    RollbackTo,
+    Splice,
+    TakeCheckpoint,
+)
+from model.reference import initial_state, splice_bytes, step
 from stateful_tests.adapter import BufferConfig, HarnessError, Target
 from stateful_tests.judge import Violation, replay
 
@@ -75,6 +84,34 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
         yield replace(config, capacity=config.capacity - 1), operations
 
 
+def generable(config: BufferConfig, operations: list[Operation]) -> bool:
+    """Whether the machines could have produced this trace (their preconditions).
+
+    Shrinking must not wander outside what the rules generate: an out-of-log write
+    that changes nothing, say, is a step no machine takes, and a counterexample
+    built on it would confuse more than it explains."""
+    try:
+        state = initial_state(config.initial, config.capacity, config.policy)
+        for operation in operations:
+            if isinstance(operation, OutOfLogWrite) and (
+                state.depth in state.barriers
+                or splice_bytes(state.current, operation.offset, operation.delete_length, operation.insert)
+                == state.current
+            ):
+                return False
+            if isinstance(operation, ArmJournalFault) and state.fault_armed:
+                return False
+            if isinstance(operation, RollbackTo) and not 0 <= operation.checkpoint < len(state.checkpoints):
+                return False
+            try:
+                state = step(state, operation).state
+            except (ValueError, TypeError):
+                continue  # a bad-argument step (R0's bad_splice): refused, nothing changes
+    except (ValueError, TypeError):
+        return False  # a bad configuration
+    return True
+
+
 def minimise(target: Target, violation: Violation) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy steps."""
     best = violation
@@ -84,6 +121,8 @@ def minimise(target: Target, violation: Violation) -> Violation:
         improved = False
         operations = [step.operation for step in best.steps]
         for config, candidate in _candidates(best.config, operations):
+            if not generable(config, candidate):
+                continue
             budget -= 1
             if budget <= 0:
                 break

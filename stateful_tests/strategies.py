@@ -34,13 +34,14 @@ def small_bytes(max_size: int = 4) -> st.SearchStrategy[bytes]:
 def initial_buffers() -> st.SearchStrategy[bytes]:
     """Short buffers over a small alphabet: random, periodic (``abab…``) or runs
     (``aaaaabbbb``). Runs and periods are where an anchor matches in several
-    places, so a first-match search undoes the wrong copy."""
+    places, so a first-match search undoes the wrong copy; runs are drawn twice
+    as often as the rest because that bug needs them."""
     plain = st.lists(st.sampled_from(list(ALPHABET)), max_size=8).map(bytes)
     periodic = st.tuples(small_bytes(3).filter(bool), st.integers(2, 5)).map(lambda pair: pair[0] * pair[1])
-    runs = st.lists(
-        st.tuples(st.sampled_from(list(ALPHABET)), st.integers(1, 6)), min_size=1, max_size=3
-    ).map(lambda parts: b"".join(bytes([letter]) * count for letter, count in parts))
-    return st.just(b"") | plain | periodic | runs
+    runs = st.tuples(st.sampled_from([b"ab", b"ba", b"aba"]), st.lists(st.integers(1, 12), min_size=3, max_size=3)).map(
+        lambda pair: b"".join(bytes([letter]) * count for letter, count in zip(pair[0], pair[1], strict=False))
+    )
+    return st.one_of(st.just(b""), plain, periodic, runs, runs)
 
 
 def capacities() -> st.SearchStrategy[int]:
@@ -52,11 +53,16 @@ def policies() -> st.SearchStrategy[Policy]:
 
 
 def offsets(state: ModelState) -> st.SearchStrategy[int]:
-    """0, the end, the newest edit's offset, or anywhere."""
-    length = len(state.current)
+    """0, the end, the newest edit's offset, a boundary between two runs of text
+    (where an anchor search has the most look-alike candidates), or anywhere."""
+    buffer = state.current
+    length = len(buffer)
     newest = state.edits[-1]
     hot = [0, length] + ([min(newest.offset, length)] if newest is not None else [])
-    return st.sampled_from(hot) | st.integers(0, length)
+    boundaries = [i for i in range(1, length) if buffer[i - 1] != buffer[i]]
+    if not boundaries:
+        return st.sampled_from(hot) | st.integers(0, length)
+    return st.one_of(st.sampled_from(hot), st.integers(0, length), st.sampled_from(boundaries), st.sampled_from(boundaries))
 
 
 def delete_lengths(state: ModelState, offset: int) -> st.SearchStrategy[int]:
@@ -64,9 +70,18 @@ def delete_lengths(state: ModelState, offset: int) -> st.SearchStrategy[int]:
     return st.sampled_from(sorted({0, room})) | st.integers(0, room)
 
 
-def inserts(state: ModelState) -> st.SearchStrategy[bytes]:
-    """Empty, fresh small text, or a copy of text already in the buffer (repeats)."""
+def inserts(state: ModelState, offset: int | None = None) -> st.SearchStrategy[bytes]:
+    """Empty, a stutter (a copy of the bytes right beside ``offset``: the copy an
+    anchor search cannot tell from the original), fresh small text, or a copy of
+    text from elsewhere in the buffer."""
     buffer = state.current
+    stutters = (
+        st.tuples(st.booleans(), st.integers(1, 4)).map(
+            lambda pair: buffer[offset : offset + pair[1]] if pair[0] else buffer[max(0, offset - pair[1]) : offset]
+        )
+        if offset is not None and buffer
+        else st.nothing()
+    )
     copies = (
         st.tuples(st.integers(0, len(buffer) - 1), st.integers(1, 4)).map(
             lambda pair: buffer[pair[0] : pair[0] + pair[1]]
@@ -74,7 +89,7 @@ def inserts(state: ModelState) -> st.SearchStrategy[bytes]:
         if buffer
         else st.nothing()
     )
-    return small_bytes() | copies
+    return st.one_of(small_bytes(), stutters, stutters, copies)
 
 
 def rollback_steps(state: ModelState, *, single: bool) -> st.SearchStrategy[int]:
@@ -84,7 +99,7 @@ def rollback_steps(state: ModelState, *, single: bool) -> st.SearchStrategy[int]
     if depth == 0:
         return st.sampled_from([1, 0])
     # Mostly reachable targets (1, the whole depth, anything between), sometimes one past the horizon.
-    return st.one_of(st.integers(1, depth), st.just(depth), st.just(depth + 1))
+    return st.one_of(st.just(1), st.integers(1, depth), st.just(depth), st.just(depth + 1))
 
 
 def out_of_range_splices(state: ModelState) -> st.SearchStrategy[tuple[int, int]]:

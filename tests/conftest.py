@@ -1,0 +1,18 @@
+"""Hypothesis profiles for the suite's own tests.
+
+``default`` is fast (the README's test command); ``ci`` and ``thorough`` search
+harder. Choose with ``HYPOTHESIS_PROFILE=ci``. Every profile is derandomized so
+a test run is reproducible; failures print the reproduction blob.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_common = dict(deadline=None, derandomize=True, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("default", max_examples=60, **_common)  # type: ignore[arg-type]
+settings.register_profile("ci", max_examples=300, **_common)  # type: ignore[arg-type]
+settings.register_profile("thorough", max_examples=3000, **_common)  # type: ignore[arg-type]
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

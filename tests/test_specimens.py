@@ -1,0 +1,43 @@
+"""The manifest of expected results: the suite must kill every specimen, on the
+property its story breaks, with a short counterexample, and blame nothing else
+without an explanation (TLA+ Examples' manifest, CrossHair's bugs_detected)."""
+
+from __future__ import annotations
+
+import pytest
+
+from specimens import load_all
+from stateful_tests.kill_matrix import kill_matrix, render_kill_matrix
+
+SPECIMENS = sorted(load_all())
+#: SPEC §6 / issue 2: the story's counterexample has at most this many steps.
+MAX_STEPS = 6
+
+
+def test_every_specimen_named_in_the_issue_is_registered() -> None:
+    assert {
+        "best_effort_log",
+        "fifo_replay",
+        "first_match_scan",
+        "depth_checkpoints",
+        "no_divergence_check",
+        "evict_newest",
+    } <= set(SPECIMENS)
+    for name, specimen in load_all().items():
+        assert specimen.story, f"{name} has no story"
+        assert specimen.breaks, f"{name} breaks nothing"
+        assert all(reason.strip() for reason in specimen.also_caught_by.values())
+
+
+@pytest.mark.parametrize("name", SPECIMENS)
+def test_specimen_is_killed_as_its_story_says(name: str) -> None:
+    matrix = kill_matrix(profile="quick", seed=0, names=[name])
+    row = matrix.rows[0]
+    assert row.as_expected, render_kill_matrix(matrix)
+    for property_id in row.specimen.breaks:
+        result = row.certificate.results[property_id]
+        assert result.counterexample is not None
+        steps = result.counterexample.steps
+        assert len(steps) <= MAX_STEPS, f"{name}/{property_id}: {len(steps)} steps"
+        assert not steps[-1].ok and all(step.ok for step in steps[:-1])
+        assert row.certificate.exit_status == 1
