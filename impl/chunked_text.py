@@ -21,19 +21,21 @@ CHUNK_SIZE = 32 * 1024
 class ChunkedText:
     """A mutable byte string stored as a list of chunks; see the module docstring."""
 
-    __slots__ = ("_chunks", "_length", "_starts", "version")
+    __slots__ = ("_chunks", "_starts", "length", "version")
 
     def __init__(self, data: bytes = b"") -> None:
         self._chunks: list[bytearray] = [
             bytearray(data[i : i + CHUNK_SIZE]) for i in range(0, len(data), CHUNK_SIZE)
         ] or [bytearray()]
         self._starts: list[int] = list(range(0, max(len(data), 1), CHUNK_SIZE))[: len(self._chunks)]
-        self._length = len(data)
+        #: Number of bytes; read-only for callers (an attribute, not ``len()``, because
+        #: the journaled buffer reads it on every splice).
+        self.length = len(data)
         #: Incremented by every write, through any path.
         self.version = 0
 
     def __len__(self) -> int:
-        return self._length
+        return self.length
 
     def read(self) -> bytes:
         return b"".join(self._chunks)
@@ -67,7 +69,7 @@ class ChunkedText:
         chunk[local : local + delete_length] = insert
         delta = len(insert) - delete_length
         if delta:
-            self._length += delta
+            self.length += delta
             if index + 1 < len(starts):
                 starts[index + 1 :] = [start + delta for start in starts[index + 1 :]]
             if len(chunk) > 2 * CHUNK_SIZE or (not chunk and len(self._chunks) > 1):
@@ -83,7 +85,7 @@ class ChunkedText:
         merged = bytearray().join(self._chunks[index : last + 1])
         merged[local : local + delete_length] = insert
         delta = len(insert) - delete_length
-        self._length += delta
+        self.length += delta
         self._chunks[index : last + 1] = [merged]
         self._starts[index : last + 1] = [self._starts[index]]
         self._starts[index + 1 :] = [start + delta for start in self._starts[index + 1 :]]

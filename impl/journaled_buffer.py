@@ -72,6 +72,8 @@ class JournaledBuffer:
         self._journal: Journal = journal if journal is not None else InMemoryJournal()
         if len(self._journal):
             raise ValueError("the journal must start empty")
+        #: Live records, kept here so the hot path does not ask the journal.
+        self._depth = 0
         self._capacity = capacity
         self._policy = policy
         self._lock = threading.Lock()
@@ -98,7 +100,7 @@ class JournaledBuffer:
     @property
     def depth(self) -> int:
         """Number of live (undoable) records; 0 is the horizon."""
-        return len(self._journal)
+        return self._depth
 
     @property
     def revision(self) -> int:
@@ -131,7 +133,7 @@ class JournaledBuffer:
             insert = bytes(insert)
         with self._lock:
             storage = self._storage
-            length = len(storage)
+            length = storage.length
             if offset < 0 or offset > length:
                 raise ValueError(f"offset {offset} outside the buffer [0, {length}]")
             if delete_length < 0 or delete_length > length - offset:
@@ -141,16 +143,23 @@ class JournaledBuffer:
                 )
             if storage.version != self._expected_version:
                 self._note_out_of_log_write()
-            journal = self._journal
-            full = self._capacity is not None and len(journal) >= self._capacity
+            full = self._capacity is not None and self._depth >= self._capacity
             if full and self._policy == "reject":
                 raise JournalError(f"journal full ({self._capacity} records) and policy is reject")
             serial = next(self._serials)
-            journal.append(
-                InverseRecord(offset, storage.read_range(offset, offset + delete_length), len(insert), serial)
+            # tuple.__new__ builds the same InverseRecord as InverseRecord(...) without
+            # the Python-level __new__ of a NamedTuple: this is the hot path.
+            self._journal.append(
+                tuple.__new__(
+                    InverseRecord,
+                    (offset, storage.read_range(offset, offset + delete_length), len(insert), serial),
+                )
             )
+            # The record is committed; only now is the buffer touched (R1).
             if full:
                 self._evict_oldest()
+            else:
+                self._depth += 1
             storage.replace(offset, delete_length, insert)
             self._expected_version = storage.version
             self._revision += 1
@@ -171,7 +180,7 @@ class JournaledBuffer:
     def checkpoint(self) -> Checkpoint:
         """A token for the current state; it dies when a rollback or an eviction passes it."""
         with self._lock:
-            depth = len(self._journal)
+            depth = self._depth
             serial = self._journal[-1].serial if depth else self._horizon_serial
             return Checkpoint(self._id, self._base_position + depth, serial)
 
@@ -183,11 +192,11 @@ class JournaledBuffer:
             if token.buffer_id != self._id:
                 raise UnreachableRollbackError("the checkpoint belongs to another buffer")
             depth = token.position - self._base_position
-            if not 0 <= depth <= len(self._journal) or self._serial_at(depth) != token.serial:
+            if not 0 <= depth <= self._depth or self._serial_at(depth) != token.serial:
                 raise UnreachableRollbackError(
                     "the checkpoint is dead: its state was rolled back past, evicted or adopted away"
                 )
-            self._rollback_locked(len(self._journal) - depth)
+            self._rollback_locked(self._depth - depth)
 
     def adopt_current(self) -> None:
         """Make the current buffer the new horizon, discarding the log on purpose.
@@ -195,8 +204,9 @@ class JournaledBuffer:
         The only way past a divergence. Every checkpoint dies.
         """
         with self._lock:
-            self._base_position += len(self._journal)
+            self._base_position += self._depth
             self._journal.clear()
+            self._depth = 0
             self._horizon_serial = next(self._serials)
             self._barrier_position = -1
             self._expected_version = self._storage.version
@@ -208,7 +218,7 @@ class JournaledBuffer:
 
     def _note_out_of_log_write(self) -> None:
         """Somebody wrote behind the journal's back at the current depth (R4)."""
-        self._barrier_position = self._base_position + len(self._journal)
+        self._barrier_position = self._base_position + self._depth
         self._expected_version = self._storage.version
 
     def _evict_oldest(self) -> None:
@@ -218,7 +228,7 @@ class JournaledBuffer:
 
     def _rollback_locked(self, steps: int) -> None:
         storage, journal = self._storage, self._journal
-        depth = len(journal)
+        depth = self._depth
         if steps > depth:
             raise UnreachableRollbackError(f"rollback({steps}) goes past the horizon (depth {depth})")
         if storage.version != self._expected_version:
@@ -230,7 +240,8 @@ class JournaledBuffer:
                 f"from depth {depth}; adopt_current() to accept the buffer as it is"
             )
         for _ in range(steps):
-            record = journal.pop()
-            storage.replace(record.offset, record.inserted_length, record.removed)
+            offset, removed, inserted_length, _serial = journal.pop()
+            storage.replace(offset, inserted_length, removed)
+        self._depth = depth - steps
         self._revision += steps
         self._expected_version = storage.version

@@ -71,6 +71,18 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
         shorter = _without_step(operations, index)
         if shorter is not None:
             yield config, shorter
+    # Deleting an edit that a later multi-step rollback undoes needs that rollback
+    # shortened by one in the same move, or the trace changes meaning.
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, Splice):
+            continue
+        later = next(
+            (j for j in range(index + 1, len(operations)) if isinstance(operations[j], Rollback)), None
+        )
+        if later is not None and operations[later].steps >= 2:  # type: ignore[union-attr]
+            shortened = list(operations)
+            shortened[later] = Rollback(operations[later].steps - 1)  # type: ignore[union-attr]
+            yield config, shortened[:index] + shortened[index + 1 :]
     for index, operation in enumerate(operations):
         for simpler in _simpler(operation):
             yield config, operations[:index] + [simpler] + operations[index + 1 :]
