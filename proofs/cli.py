@@ -53,7 +53,24 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"z3 budget per query (default {DEFAULT_TIMEOUT_SECONDS:g}); running out is UNKNOWN, a failure",
     )
     parser.add_argument("--list", action="store_true", help="list the obligations and exit")
+    parser.add_argument(
+        "--no-crosshair", action="store_true", help="skip the CrossHair checks (about 20 s) and run z3 only"
+    )
     return parser
+
+
+#: CrossHair statuses that count as meeting an obligation: the unplanted code is
+#: confirmed or bounded-checked without a counterexample; each planted bug is found.
+CROSSHAIR_GOOD = {"CONFIRMED", "CHECKED (bounded)", "FOUND"}
+
+
+def run_crosshair() -> tuple[list[dict[str, Any]], list[str]]:
+    """The CrossHair lines of ``rollcert prove``; never reported as PROVED."""
+    from proofs.crosshair_checks import crosshair_summary
+
+    rows = crosshair_summary()
+    failing = [str(row["name"]) for row in rows if row["status"] not in CROSSHAIR_GOOD]
+    return rows, failing
 
 
 def format_line(result: ObligationResult, name_width: int) -> str:
@@ -109,12 +126,26 @@ def main(argv: list[str] | None = None) -> int:
     failing = [result.obligation.name for result in results if not result.passed]
     summary = ", ".join(f"{count} {verdict.lower()}" for verdict, count in counts.items())
     print(f"{len(results)} obligations: {summary} in {seconds:.2f}s (z3 {z3.get_version_string()})")
+    crosshair_rows: list[dict[str, Any]] = []
+    if not arguments.no_crosshair and not arguments.only:
+        crosshair_rows, crosshair_failing = run_crosshair()
+        width = max(len(str(row["name"])) for row in crosshair_rows)
+        for row in crosshair_rows:
+            print(f"{row['status']:<18} {row['name']!s:<{width}}  crosshair  {float(row['seconds']):7.3f}s")
+        failing += crosshair_failing
+        print(
+            f"{len(crosshair_rows)} CrossHair checks ({sum(r['status'] not in CROSSHAIR_GOOD for r in crosshair_rows)} not met); "
+            "CHECKED (bounded) means no counterexample within the budget, not a proof"
+        )
     if failing:
         print(f"NOT ALL OBLIGATIONS MET: {', '.join(failing)}")
 
     if arguments.json is not None:
+        record = results_to_json(results, seconds)
+        record["crosshair"] = crosshair_rows
+        record["passed"] = not failing
         try:
-            arguments.json.write_text(json.dumps(results_to_json(results, seconds), indent=2) + "\n")
+            arguments.json.write_text(json.dumps(record, indent=2) + "\n")
         except OSError as error:
             print(f"rollcert prove: cannot write {arguments.json}: {error.strerror}", file=sys.stderr)
             return USAGE_ERROR

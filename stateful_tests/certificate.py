@@ -209,7 +209,28 @@ def to_json(certificate: CertificateData) -> dict[str, Any]:
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "exit_status": certificate.exit_status,
         "properties": {pid: _result_json(r) for pid, r in certificate.results.items()},
+        **({"exhaustive": _exhaustive_json(certificate.exhaustive)} if certificate.exhaustive is not None else {}),
     }
+
+
+def _exhaustive_json(result: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "summary": result.summary(),
+        "verdict": result.verdict,
+        "depth": result.depth,
+        "requested_depth": result.requested_depth,
+        "states": result.states,
+        "distinct_states": result.distinct_states,
+        "seconds": round(result.seconds, 3),
+        "states_per_second": round(result.states_per_second),
+    }
+    if result.violation is not None:
+        record["property"] = result.property_id
+        record["steps"] = [step.operation.describe() for step in result.violation.steps]
+        record["explanation"] = result.violation.explanation
+    if result.reason:
+        record["reason"] = result.reason
+    return record
 
 
 def _detail(result: PropertyResult) -> str:
@@ -234,6 +255,10 @@ def render_text(certificate: CertificateData) -> str:
     for pid, result in certificate.results.items():
         title = f"{result.title}: " if result.title else ""
         lines.append(f"{pid:<10}{result.verdict:<14}{title}{_detail(result)}")
+    if certificate.exhaustive is not None:
+        lines += ["", certificate.exhaustive.summary()]
+        if certificate.exhaustive.violation is not None:
+            lines += format_steps(certificate.exhaustive.violation.steps)
     for result in certificate.results.values():
         if result.counterexample is not None:
             lines += ["", format_counterexample(result.counterexample)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure, HypothesisException
@@ -62,10 +63,15 @@ class CertificateData:
     profile: str
     seed: int
     results: dict[str, PropertyResult]
+    #: The bounded exhaustive search's result, when one was asked for
+    #: (``stateful_tests.exhaustive.ExhaustiveResult``).
+    exhaustive: Any = None
 
     @property
     def exit_status(self) -> int:
         verdicts = {r.verdict for r in self.results.values()}
+        if self.exhaustive is not None:
+            verdicts.add(self.exhaustive.verdict)
         if "violated" in verdicts:
             return 1
         if verdicts & {"unknown", "error"}:

@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     certify.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
     certify.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
     certify.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
+    certify.add_argument(
+        "--exhaustive-depth", type=int, metavar="K", help="also run the bounded exhaustive search to depth K"
+    )
 
     specimens = commands.add_parser("specimens", help="certify every specimen and print the kill matrix")
     _common(specimens)
@@ -89,7 +92,13 @@ def _certify(args: argparse.Namespace) -> int:
 
     only = _only(args.only)
     target = resolve_target(args.target)
+    if args.exhaustive_depth is not None and not 1 <= args.exhaustive_depth <= 6:
+        raise UsageError(f"--exhaustive-depth takes 1 to 6, got {args.exhaustive_depth}")
     certificate = certify(target, profile=args.profile, seed=args.seed, only=only)
+    if args.exhaustive_depth is not None:
+        from stateful_tests.exhaustive import explore
+
+        certificate.exhaustive = explore(target, depth=args.exhaustive_depth)
     print(render_text(certificate))
     _write(args.json, json.dumps(to_json(certificate), indent=2) + "\n")
     _write(args.markdown, render_markdown(certificate))

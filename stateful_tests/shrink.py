@@ -76,13 +76,19 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
     for index, operation in enumerate(operations):
         if not isinstance(operation, Splice):
             continue
-        later = next(
-            (j for j in range(index + 1, len(operations)) if isinstance(operations[j], Rollback)), None
-        )
-        if later is not None and operations[later].steps >= 2:  # type: ignore[union-attr]
-            shortened = list(operations)
-            shortened[later] = Rollback(operations[later].steps - 1)  # type: ignore[union-attr]
-            yield config, shortened[:index] + shortened[index + 1 :]
+        for later in range(index + 1, len(operations)):
+            rollback = operations[later]
+            if isinstance(rollback, Rollback) and rollback.steps >= 2:
+                shortened = list(operations)
+                shortened[later] = Rollback(rollback.steps - 1)
+                yield config, shortened[:index] + shortened[index + 1 :]
+    # Two steps that only make sense together (an edit and the rollback that undoes it).
+    for first in range(len(operations)):
+        for second in range(first + 1, len(operations)):
+            without_second = _without_step(operations, second)
+            both = _without_step(without_second, first) if without_second is not None else None
+            if both is not None:
+                yield config, both
     for index, operation in enumerate(operations):
         for simpler in _simpler(operation):
             yield config, operations[:index] + [simpler] + operations[index + 1 :]

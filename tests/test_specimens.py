@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from specimens import load_all
+from stateful_tests.certificate import format_counterexample
 from stateful_tests.kill_matrix import kill_matrix, render_kill_matrix
 
 SPECIMENS = sorted(load_all())
@@ -38,6 +39,8 @@ def test_specimen_is_killed_as_its_story_says(name: str) -> None:
         result = row.certificate.results[property_id]
         assert result.counterexample is not None
         steps = result.counterexample.steps
-        assert len(steps) <= MAX_STEPS, f"{name}/{property_id}: {len(steps)} steps"
+        assert len(steps) <= MAX_STEPS, f"{name}/{property_id}: {len(steps)} steps:\n" + format_counterexample(
+            result.counterexample
+        )
         assert not steps[-1].ok and all(step.ok for step in steps[:-1])
         assert row.certificate.exit_status == 1
