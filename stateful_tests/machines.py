@@ -159,12 +159,17 @@ def branch(machine: RollbackMachine, data: st.DataObject) -> None:
     _splice_from(machine, data)
 
 
-def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
+def _draw_edit(machine: RollbackMachine, data: st.DataObject) -> tuple[int, int, bytes]:
+    """(offset, delete_length, insert) for a splice or an out-of-log write."""
     state = machine.live.model
     offset = data.draw(strategies.offsets(state), label="offset")
     delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
     insert = data.draw(strategies.inserts(state, offset), label="insert")
-    machine.run(Splice(offset, delete_length, insert))
+    return offset, delete_length, insert
+
+
+def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
+    machine.run(Splice(*_draw_edit(machine, data)))
 
 
 @rule()
@@ -210,9 +215,7 @@ def out_of_log_write(machine: RollbackMachine, data: st.DataObject) -> None:
     # write that changes nothing, or undoes an earlier one, is not a divergence
     # a content check could see, and the rules do not ask it to.
     state = machine.live.model
-    offset = data.draw(strategies.offsets(state), label="offset")
-    delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
-    insert = data.draw(strategies.inserts(state), label="insert")
+    offset, delete_length, insert = _draw_edit(machine, data)
     assume(splice_bytes(state.current, offset, delete_length, insert) != state.current)
     machine.run(OutOfLogWrite(offset, delete_length, insert))
 
