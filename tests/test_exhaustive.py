@@ -8,7 +8,6 @@ machines report after shrinking.
 from __future__ import annotations
 
 import os
-import time
 from functools import cache
 
 import pytest
@@ -73,13 +72,11 @@ def machines_shortest(name: str) -> int | None:
 
 
 def test_bundled_passes_depth_4() -> None:
-    started = time.perf_counter()
     result = explore(TARGET, depth=4)
     print(f"\nbundled: {result.summary()}")
     assert result.verdict == "passed", result.reason
     assert result.depth == 4
     assert result.states > 100_000
-    assert time.perf_counter() - started < 60
 
 
 @pytest.mark.parametrize("name", sorted(load_all()))

@@ -99,7 +99,6 @@ def test_registry_covers_the_required_obligations() -> None:
 def test_theorem_is_proved(obligation: Obligation) -> None:
     result = result_of(obligation)
     assert result.verdict == "PROVED", result.detail
-    assert result.seconds < 10
 
 
 @pytest.mark.parametrize("obligation", THEOREMS, ids=_ids)
