@@ -82,6 +82,9 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
                 shortened = list(operations)
                 shortened[later] = Rollback(rollback.steps - 1)
                 yield config, shortened[:index] + shortened[index + 1 :]
+    # A rollback_to a live checkpoint is a rollback(n); once rewritten, the checkpoint
+    # itself can go in a later pass.
+    yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
     # Two steps that only make sense together (an edit and the rollback that undoes it).
     for first in range(len(operations)):
         for second in range(first + 1, len(operations)):
@@ -99,7 +102,13 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
         if byte != ord("a"):
             yield replace(config, initial=initial[:i] + b"a" + initial[i + 1 :]), operations
     if config.capacity is not None and config.capacity > 1:
-        yield replace(config, capacity=config.capacity - 1), operations
+        smaller = replace(config, capacity=config.capacity - 1)
+        yield smaller, operations
+        # A smaller journal fills one edit sooner: drop an edit in the same move.
+        for index in range(len(operations)):
+            shorter = _without_step(operations, index)
+            if shorter is not None:
+                yield smaller, shorter
 
 
 def generable(config: BufferConfig, operations: list[Operation]) -> bool:
@@ -128,6 +137,23 @@ def generable(config: BufferConfig, operations: list[Operation]) -> bool:
     except (ValueError, TypeError):
         return False  # a bad configuration
     return True
+
+
+def _rollback_to_as_rollback(config: BufferConfig, operations: list[Operation]) -> Iterator[list[Operation]]:
+    try:
+        state = initial_state(config.initial, config.capacity, config.policy)
+    except (ValueError, TypeError):
+        return
+    for index, operation in enumerate(operations):
+        if isinstance(operation, RollbackTo) and 0 <= operation.checkpoint < len(state.checkpoints):
+            serial, _ = state.checkpoints[operation.checkpoint]
+            if serial in state.serials:
+                steps = state.depth - state.serials.index(serial)
+                yield operations[:index] + [Rollback(steps)] + operations[index + 1 :]
+        try:
+            state = step(state, operation).state
+        except (ValueError, TypeError):
+            continue
 
 
 def minimise(target: Target, violation: Violation) -> Violation:
