@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 
 from model.errors import error_kind
 from model.operations import (
+    AdoptCurrent,
+    ArmJournalFault,
     Operation,
     OutOfLogWrite,
+    Rollback,
     RollbackTo,
     RollbackToForeign,
     Splice,
@@ -187,11 +190,11 @@ class Session:
             if self._foreign is None:
                 self._foreign = self.target.factory(self.config)
             sut.rollback_to(self._foreign.checkpoint())
-        elif operation.kind == "rollback":
-            sut.rollback(operation.steps)  # type: ignore[union-attr]
-        elif operation.kind == "arm_journal_fault":
+        elif isinstance(operation, Rollback):
+            sut.rollback(operation.steps)
+        elif isinstance(operation, ArmJournalFault):
             sut.arm_journal_fault()
-        elif operation.kind == "adopt_current":
+        elif isinstance(operation, AdoptCurrent):
             sut.adopt_current()
         else:  # pragma: no cover - every operation kind is handled above
             raise HarnessError(f"no way to perform {operation!r}")
