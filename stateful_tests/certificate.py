@@ -90,10 +90,14 @@ def parse_trace(text: str) -> tuple[BufferConfig, list[Operation]]:
     return config, [operation_from_json(op) for op in operations]
 
 
-def replay_command(counterexample: Counterexample) -> str:
+def counterexample_trace(counterexample: Counterexample) -> dict[str, Any]:
     config = BufferConfig(counterexample.initial, counterexample.capacity, counterexample.policy)  # type: ignore[arg-type]
-    trace = trace_json(config, [step.operation for step in counterexample.steps])
-    return f"rollcert replay {shlex.quote(counterexample.target)} --trace {shlex.quote(json.dumps(trace, separators=(',', ':')))}"
+    return trace_json(config, [step.operation for step in counterexample.steps])
+
+
+def replay_command(counterexample: Counterexample) -> str:
+    trace = json.dumps(counterexample_trace(counterexample), separators=(",", ":"))
+    return f"rollcert replay {shlex.quote(counterexample.target)} --trace {shlex.quote(trace)}"
 
 
 # -- counterexamples for people ------------------------------------------------------------
@@ -171,6 +175,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "expected": _b64(last.expected.buffer),
         "actual": _b64(last.actual.buffer),
         "explanation": counterexample.explanation,
+        "trace": counterexample_trace(counterexample),
         "replay": replay_command(counterexample),
     }
 

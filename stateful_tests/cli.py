@@ -128,12 +128,11 @@ def _replay(args: argparse.Namespace) -> int:
     else:
         try:
             certificate = json.loads(args.certificate.read_text(encoding="utf-8"))
-            replay_line = certificate["properties"][args.property]["counterexample"]["replay"]
+            trace_text = json.dumps(certificate["properties"][args.property]["counterexample"]["trace"])
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise UsageError(
                 f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
             ) from None
-        trace_text = replay_line.split(" --trace ", 1)[1].strip("'")
     try:
         config, operations = parse_trace(trace_text)
     except (ValueError, TypeError) as error:
