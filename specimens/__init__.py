@@ -53,16 +53,22 @@ def register(
     breaks: set[str],
     also_caught_by: dict[str, str] | None = None,
     capabilities: frozenset[Capability] = SPECIMEN_CAPABILITIES,
+    adapter: Callable[[type[Any], BufferConfig], SystemUnderTest] | None = None,
 ) -> Callable[[type[Any]], type[Any]]:
     """Register a buffer class as the specimen ``name``.
 
-    The class is built as ``cls(initial, capacity=..., policy=...)`` and must
-    offer the Python buffer API plus the hooks ``fail_next_append()`` and
-    ``write_out_of_log(offset, delete_length, insert)``.
+    By default the class is built as ``cls(initial, capacity=..., policy=...)``
+    and driven through :class:`PythonBufferAdapter`, so it must offer the Python
+    buffer API plus the hooks ``fail_next_append()`` and
+    ``write_out_of_log(offset, delete_length, insert)``. A specimen of another
+    family (a durable journal, a diff applier) passes ``adapter``: a function
+    from (class, config) to the live system under test.
     """
 
     def decorate(cls: type[Any]) -> type[Any]:
         def factory(config: BufferConfig) -> SystemUnderTest:
+            if adapter is not None:
+                return adapter(cls, config)
             return PythonBufferAdapter(cls(config.initial, capacity=config.capacity, policy=config.policy))
 
         story = " ".join((cls.__doc__ or "").split())
