@@ -16,6 +16,10 @@ How each property is kept, and at what cost:
   barrier at the depth where it happened.
 - R6 bounded log: reject before appending, or evict the oldest record after
   the append succeeded (a refused append must not move the horizon).
+- R5 durability: with a durable journal (``impl.file_journal``) every
+  mutation — splice, rollback, compaction, adoption — is committed to the
+  journal before the buffer is touched, so a crash at any point recovers the
+  state before or after the operation.
 
 All public methods take one lock, so concurrent callers see whole operations.
 """
@@ -27,7 +31,7 @@ import threading
 from dataclasses import dataclass
 
 from impl.chunked_text import ChunkedText
-from impl.journal import InMemoryJournal, InverseRecord, Journal
+from impl.journal import BaseMeta, InMemoryJournal, InverseRecord, Journal
 from model.errors import DivergenceError, JournalError, UnreachableRollbackError
 from model.reference import POLICIES, Policy
 
@@ -68,6 +72,8 @@ class JournaledBuffer:
                 raise ValueError(f"capacity must be at least 1, got {capacity}")
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        if capacity is not None and not getattr(journal, "supports_eviction", True):
+            raise ValueError("this journal cannot evict records; bound it with compact() instead of a capacity")
         self._storage = ChunkedText(bytes(initial))
         self._journal: Journal = journal if journal is not None else InMemoryJournal()
         if len(self._journal):
@@ -153,7 +159,8 @@ class JournaledBuffer:
                 tuple.__new__(
                     InverseRecord,
                     (offset, storage.read_range(offset, offset + delete_length), len(insert), serial),
-                )
+                ),
+                insert,
             )
             # The record is committed; only now is the buffer touched (R1).
             if full:
@@ -204,14 +211,87 @@ class JournaledBuffer:
         The only way past a divergence. Every checkpoint dies.
         """
         with self._lock:
+            horizon_serial = next(self._serials)
+            meta = BaseMeta(self._revision, horizon_serial + 1, horizon_serial, self._base_position + self._depth)
+            self._journal.rewrite(self._storage.read(), meta, 0)
             self._base_position += self._depth
-            self._journal.clear()
             self._depth = 0
-            self._horizon_serial = next(self._serials)
+            self._horizon_serial = horizon_serial
             self._barrier_position = -1
             self._expected_version = self._storage.version
 
+    def compact(self, keep: int) -> None:
+        """Fold all but the newest ``keep`` records into a new base snapshot.
+
+        The buffer and revision are unchanged; the horizon moves up to depth
+        ``depth - keep`` and checkpoints below it die. This is how a durable
+        journal is kept bounded. Raises ``DivergenceError`` if an out-of-log
+        write lies among the kept records (the base could not be computed
+        truthfully) and ``JournalError`` if the journal cannot be rewritten;
+        either way nothing changes.
+        """
+        if type(keep) is not int:
+            raise TypeError(f"keep must be an int, got {type(keep).__name__}")
+        with self._lock:
+            depth = self._depth
+            if not 0 <= keep <= depth:
+                raise ValueError(f"keep must be in [0, {depth}] (the depth), got {keep}")
+            if self._storage.version != self._expected_version:
+                self._note_out_of_log_write()
+            dropped = depth - keep
+            barrier_depth = self._barrier_position - self._base_position
+            if keep and dropped < barrier_depth <= depth:
+                raise DivergenceError(
+                    f"an out-of-log write at depth {barrier_depth} lies among the {keep} records to keep"
+                )
+            base = bytearray(self._storage.read())
+            for index in range(depth - 1, dropped - 1, -1):
+                offset, removed, inserted_length, _serial = self._journal[index]
+                base[offset : offset + inserted_length] = removed
+            meta = BaseMeta(
+                self._revision - keep,
+                self._peek_next_serial(),
+                self._serial_at(dropped),
+                self._base_position + dropped,
+            )
+            self._journal.rewrite(bytes(base), meta, keep)
+            self._horizon_serial = meta.horizon_serial
+            self._base_position = meta.base_position
+            self._depth = keep
+
+    @classmethod
+    def _restore(
+        cls,
+        current: bytes,
+        journal: Journal,
+        *,
+        buffer_id: int,
+        meta: BaseMeta,
+        revision: int,
+        next_serial: int,
+    ) -> JournaledBuffer:
+        """A buffer rebuilt by recovery from a durable journal whose live records
+        are already in ``journal``. Keeps the buffer id, serials and revision,
+        so checkpoints from before the restart stay valid and nothing is reused."""
+        buffer = cls(b"")
+        buffer._storage = ChunkedText(current)
+        buffer._journal = journal
+        buffer._depth = len(journal)
+        buffer._id = buffer_id
+        buffer._serials = itertools.count(next_serial)
+        buffer._horizon_serial = meta.horizon_serial
+        buffer._base_position = meta.base_position
+        buffer._revision = revision
+        buffer._expected_version = buffer._storage.version
+        return buffer
+
     # -- internals ---------------------------------------------------------------
+
+    def _peek_next_serial(self) -> int:
+        """The serial the next record will get, without using it up."""
+        upcoming = next(self._serials)
+        self._serials = itertools.count(upcoming)
+        return upcoming
 
     def _serial_at(self, depth: int) -> int:
         return self._journal[depth - 1].serial if depth else self._horizon_serial
@@ -239,6 +319,8 @@ class JournaledBuffer:
                 f"an out-of-log write at depth {barrier_depth} lies in the way of rollback({steps}) "
                 f"from depth {depth}; adopt_current() to accept the buffer as it is"
             )
+        if steps:
+            journal.commit_rollback(steps)  # durable before the buffer is touched (R5)
         for _ in range(steps):
             offset, removed, inserted_length, _serial = journal.pop()
             storage.replace(offset, inserted_length, removed)

@@ -42,7 +42,9 @@ class StaleBaseError(RollbackIntegrityError):
 
     Carries the revision the diff was authored against, the live revision, and
     the first conflicting region, so the caller can re-author against the live
-    base.
+    base: ``conflict`` in the snapshot's coordinates, ``live_conflict`` where
+    that region's stretch now lies in the live base (``None`` when the diff is
+    positional or the history needed to place it was discarded).
     """
 
     def __init__(
@@ -52,11 +54,13 @@ class StaleBaseError(RollbackIntegrityError):
         base_revision: int | None = None,
         live_revision: int | None = None,
         conflict: tuple[int, int] | None = None,
+        live_conflict: tuple[int, int] | None = None,
     ) -> None:
         super().__init__(message)
         self.base_revision = base_revision
         self.live_revision = live_revision
         self.conflict = conflict
+        self.live_conflict = live_conflict
 
 
 class RecoveryError(RollbackIntegrityError):

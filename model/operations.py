@@ -115,6 +115,73 @@ class AdoptCurrent:
         return "adopt_current()"
 
 
+# -- durability (R5): only for systems with the ``durability`` capability ---------
+
+
+@dataclass(frozen=True)
+class Compact:
+    """Rewrite the durable journal keeping only the newest ``keep`` records.
+
+    The older records are folded into a new base snapshot: the horizon moves up
+    to depth ``depth - keep`` and checkpoints below it die, but the buffer and
+    the revision are unchanged.
+    """
+
+    keep: int
+    kind: ClassVar[str] = "compact"
+
+    def describe(self) -> str:
+        return f"compact(keep={self.keep})"
+
+
+#: The operations a crash can interrupt: each writes to the durable journal.
+Interruptible = Splice | Rollback | RollbackTo | Compact
+
+
+@dataclass(frozen=True)
+class CrashDuring:
+    """Run ``operation`` and crash the machine at its ``io_event``-th I/O call
+    (0 = the first write or fsync it makes), losing the last ``lost`` bytes of
+    the data written but not yet synced (0 = all of it reached the disk; a few
+    bytes tear the end off the record being written; a large number loses it
+    all). Then recover from what is on disk. If the operation makes fewer I/O
+    calls, it completes and the crash comes after it."""
+
+    operation: Interruptible
+    io_event: int
+    lost: int
+    kind: ClassVar[str] = "crash_during"
+
+    def describe(self) -> str:
+        return (
+            f"crash during {self.operation.describe()} at I/O call #{self.io_event}, "
+            f"losing the last {self.lost} unsynced bytes, then recover"
+        )
+
+
+@dataclass(frozen=True)
+class Restart:
+    """Crash while idle (unsynced data lost) and recover: every operation that
+    returned must still be there."""
+
+    kind: ClassVar[str] = "restart"
+
+    def describe(self) -> str:
+        return "crash while idle, then recover"
+
+
+@dataclass(frozen=True)
+class CorruptRecord:
+    """Flip one bit of a committed journal record that is not the last one, then
+    recover: recovery must refuse (``RecoveryError``) rather than skip or guess.
+    The harness then repairs the bit, so the run goes on from the same state."""
+
+    kind: ClassVar[str] = "corrupt_record"
+
+    def describe(self) -> str:
+        return "flip a bit in a committed record (not the last), then recover"
+
+
 Operation = (
     Splice
     | Rollback
@@ -124,6 +191,10 @@ Operation = (
     | OutOfLogWrite
     | ArmJournalFault
     | AdoptCurrent
+    | Compact
+    | CrashDuring
+    | Restart
+    | CorruptRecord
 )
 
 
@@ -140,6 +211,15 @@ def operation_to_json(operation: Operation) -> dict[str, Any]:
         return {"op": operation.kind, "steps": operation.steps}
     if isinstance(operation, RollbackTo):
         return {"op": operation.kind, "checkpoint": operation.checkpoint}
+    if isinstance(operation, Compact):
+        return {"op": operation.kind, "keep": operation.keep}
+    if isinstance(operation, CrashDuring):
+        return {
+            "op": operation.kind,
+            "operation": operation_to_json(operation.operation),
+            "io_event": operation.io_event,
+            "lost": operation.lost,
+        }
     return {"op": operation.kind}
 
 
@@ -166,11 +246,20 @@ def operation_from_json(record: object) -> Operation:
         return Rollback(_integer(record, "steps"))
     if kind == "rollback_to":
         return RollbackTo(_integer(record, "checkpoint"))
+    if kind == "compact":
+        return Compact(_integer(record, "keep"))
+    if kind == "crash_during":
+        inner = operation_from_json(record.get("operation"))
+        if not isinstance(inner, (Splice, Rollback, RollbackTo, Compact)):
+            raise ValueError(f"a crash cannot interrupt {inner.kind!r}: it writes nothing durable")
+        return CrashDuring(inner, _integer(record, "io_event"), _integer(record, "lost"))
     simple: dict[str, Operation] = {
         "checkpoint": TakeCheckpoint(),
         "rollback_to_foreign": RollbackToForeign(),
         "arm_journal_fault": ArmJournalFault(),
         "adopt_current": AdoptCurrent(),
+        "restart": Restart(),
+        "corrupt_record": CorruptRecord(),
     }
     if kind in simple:
         return simple[kind]

@@ -21,11 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from model.diffs import DIFF_PROPERTIES, DiffProperty
 from model.errors import DivergenceError, JournalError, UnreachableRollbackError
 from model.operations import (
     AdoptCurrent,
+    Compact,
+    CorruptRecord,
+    CrashDuring,
     Operation,
     OutOfLogWrite,
+    Restart,
     Rollback,
     RollbackTo,
     RollbackToForeign,
@@ -306,6 +311,62 @@ R4 = Property(
     ),
 )
 
+def _crash_interrupted(kinds: tuple[type, ...]) -> SituationPredicate:
+    def reached(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+        return (
+            isinstance(operation, CrashDuring)
+            and isinstance(operation.operation, kinds)
+            and outcome.also_acceptable is not None
+            and outcome.state != before
+        )
+
+    return reached
+
+
+def _torn_record(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A crash while a splice's record was being written, keeping part of it."""
+    return (
+        _crash_interrupted((Splice,))(before, operation, outcome)
+        and isinstance(operation, CrashDuring)
+        and operation.io_event == 0
+        and 0 < operation.lost < 1 << 20
+    )
+
+
+def _restart_with_records(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, Restart) and before.depth >= 1
+
+
+def _corruption_met(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, CorruptRecord) and before.depth >= 2
+
+
+R5 = Property(
+    "R5",
+    "Durability and crash atomicity",
+    """A durable journal commits each operation as a record written and
+    synced before the buffer is touched, so a crash at any instant of
+    operation k — at any write or fsync, with the last record torn at any byte,
+    with unsynced data lost — recovers the state before k or the state after
+    k, and an operation that returned is never lost. Recovery drops only a torn
+    final record; a checksum failure anywhere else is corruption, and recovery
+    refuses it with RecoveryError instead of skipping the record (which would
+    replay later records onto the wrong bytes) or guessing. Applying a
+    half-written record, or mutating before the record is synced, both
+    recover a state that never existed.""",
+    (
+        Situation("torn_record", "a crash that tore a splice's record mid-write", _torn_record),
+        Situation(
+            "crash_during_rollback",
+            "a crash during a rollback that undoes records",
+            _crash_interrupted((Rollback, RollbackTo)),
+        ),
+        Situation("crash_during_compaction", "a crash during a compaction", _crash_interrupted((Compact,))),
+        Situation("restart", "a crash while idle with live records", _restart_with_records),
+        Situation("corruption", "a bit flipped in a committed record before the last", _corruption_met),
+    ),
+)
+
 R6 = Property(
     "R6",
     "Bounded log",
@@ -321,7 +382,9 @@ R6 = Property(
     ),
 )
 
-#: Properties this release can assess, in certificate order. R5 and S1–S3 are
-#: reported as not assessed until their machines exist.
-PROPERTIES: dict[str, Property] = {p.id: p for p in (R0, R1, R2, R3, R4, R6)}
+#: Properties this release can assess, in certificate order.
+PROPERTIES: dict[str, Property | DiffProperty] = {p.id: p for p in (R0, R1, R2, R3, R4, R5, R6)}
+#: S1–S3 are stated in model.diffs, over the diff model's steps (identity-tagged
+#: bytes), and certified by stateful_tests.diff_machine.
+PROPERTIES.update(DIFF_PROPERTIES)
 ALL_PROPERTY_IDS: tuple[str, ...] = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")

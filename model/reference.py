@@ -22,13 +22,18 @@ from typing import Literal
 from model.errors import (
     DivergenceError,
     JournalError,
+    RecoveryError,
     UnreachableRollbackError,
 )
 from model.operations import (
     AdoptCurrent,
     ArmJournalFault,
+    Compact,
+    CorruptRecord,
+    CrashDuring,
     Operation,
     OutOfLogWrite,
+    Restart,
     Rollback,
     RollbackTo,
     RollbackToForeign,
@@ -221,6 +226,38 @@ def _out_of_log_write(state: ModelState, operation: OutOfLogWrite) -> Outcome:
     )
 
 
+def _compact(state: ModelState, operation: Compact) -> Outcome:
+    """The oldest ``depth - keep`` records are folded into the base: the horizon
+    moves (like an eviction, R6), the buffer and revision do not change."""
+    keep = check_integer("keep", operation.keep)
+    if not 0 <= keep <= state.depth:
+        raise ValueError(f"keep must be in [0, {state.depth}] (the depth), got {keep}")
+    dropped = state.depth - keep
+    return Outcome(
+        replace(
+            state,
+            states=state.states[dropped:],
+            serials=state.serials[dropped:],
+            edits=(None,) + state.edits[dropped + 1 :],
+            barriers=frozenset(b - dropped for b in state.barriers if b >= dropped),
+        )
+    )
+
+
+def _crash_during(state: ModelState, operation: CrashDuring) -> Outcome:
+    """R5: a crash in the middle of operation k recovers to the state before k
+    or the state after k — never a mixture, never a guess. If k is refused, it
+    changed nothing, so only the state before is acceptable."""
+    check_integer("io_event", operation.io_event)
+    check_integer("lost", operation.lost)
+    if operation.io_event < 0 or operation.lost < 0:
+        raise ValueError("io_event and lost must be >= 0")
+    outcome = step(state, operation.operation)
+    if outcome.error is not None:
+        return outcome
+    return Outcome(outcome.state, also_acceptable=state, message="before or after the interrupted operation")
+
+
 def step(state: ModelState, operation: Operation) -> Outcome:
     """Apply one operation to the model. Bad arguments raise ValueError/TypeError."""
     if isinstance(operation, Splice):
@@ -253,4 +290,15 @@ def step(state: ModelState, operation: Operation) -> Outcome:
                 barriers=frozenset(),
             )
         )
+    if isinstance(operation, Compact):
+        return _compact(state, operation)
+    if isinstance(operation, CrashDuring):
+        return _crash_during(state, operation)
+    if isinstance(operation, Restart):
+        # R5: every operation that returned was durable; a crash loses none of it.
+        return Outcome(state)
+    if isinstance(operation, CorruptRecord):
+        # R5: a checksum failure anywhere but in the final record is corruption,
+        # not a torn write: recovery refuses, skipping nothing and guessing nothing.
+        return Outcome(state, RecoveryError, message="a committed record is corrupt")
     raise TypeError(f"not an operation: {operation!r}")

@@ -17,12 +17,13 @@ violation, a dead subprocess, a missing method) and the certificate says
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from model.reference import Policy
+from model.operations import Operation
+from model.reference import ModelState, Policy
 
 
 class Capability(StrEnum):
@@ -55,6 +56,9 @@ class BufferConfig:
     initial: bytes = b""
     capacity: int | None = None
     policy: Policy = "reject"
+    #: Journal to durable storage (the R5 machine asks for it); a SUT whose
+    #: journal is always durable may ignore it.
+    durable: bool = False
 
 
 @runtime_checkable
@@ -71,6 +75,44 @@ class SystemUnderTest(Protocol):
     def arm_journal_fault(self) -> None: ...
     def write_out_of_log(self, offset: int, delete_length: int, insert: bytes) -> None: ...
     def adopt_current(self) -> None: ...
+    # -- capability DURABILITY (R5) -------------------------------------------------
+    def compact(self, keep: int) -> None: ...
+    def run_with_crash(self, action: Callable[[], None], io_event: int, lost: int) -> bool:
+        """Arm a crash at the ``io_event``-th I/O call (losing the last ``lost``
+        unsynced bytes), run ``action``, then crash
+        (if it has not happened) and recover. True if the crash interrupted the
+        action. ``action`` catches ``Exception`` itself, so the adapter's crash
+        signal must be a ``BaseException`` to reach the adapter."""
+        ...
+    def restart(self) -> None:
+        """Crash while idle and recover."""
+        ...
+    def corrupt_committed_record(self) -> bool:
+        """Flip a bit in a committed record that is not the last; False if there is none."""
+        ...
+    def repair_corruption(self) -> None:
+        """Undo the flip and recover again (after recovery rightly refused)."""
+        ...
+    # -- capability DIFFS (S1-S3): self-authored diffs --------------------------------
+    def snapshot(self) -> object:
+        """An opaque token for the current state, to author diffs against."""
+        ...
+    def apply_diff(
+        self,
+        snapshot: object,
+        mode: str,
+        hunks: Sequence[tuple[int, int, bytes]],
+        reads: Sequence[tuple[int, int]],
+    ) -> object:
+        """Author a diff against ``snapshot`` (``mode`` "positional" or "content";
+        hunks ``(start, end, replacement)`` and read regions ``(start, end)`` in
+        the snapshot's coordinates) and apply it to the live base; return an
+        opaque handle on the applied diff, or raise ``StaleBaseError``."""
+        ...
+    def rollback_diff(self, applied: object) -> None:
+        """Roll back to the live base the diff ``applied`` was applied to."""
+        ...
+    # -- end of capability DIFFS ------------------------------------------------------
     def close(self) -> None: ...
 
 
@@ -101,11 +143,63 @@ class UnsupportedOperations:
     def adopt_current(self) -> None:
         raise CapabilityMissing("adopt")
 
+    def compact(self, keep: int) -> None:
+        raise CapabilityMissing("durability")
+
+    def run_with_crash(self, action: Callable[[], None], io_event: int, lost: int) -> bool:
+        raise CapabilityMissing("durability")
+
+    def restart(self) -> None:
+        raise CapabilityMissing("durability")
+
+    def corrupt_committed_record(self) -> bool:
+        raise CapabilityMissing("durability")
+
+    def repair_corruption(self) -> None:
+        raise CapabilityMissing("durability")
+
+    # -- capability DIFFS (S1-S3) ------------------------------------------------------
+    def snapshot(self) -> object:
+        raise CapabilityMissing("diffs")
+
+    def apply_diff(
+        self,
+        snapshot: object,
+        mode: str,
+        hunks: Sequence[tuple[int, int, bytes]],
+        reads: Sequence[tuple[int, int]],
+    ) -> object:
+        raise CapabilityMissing("diffs")
+
+    def rollback_diff(self, applied: object) -> None:
+        raise CapabilityMissing("diffs")
+
+    # -- end of capability DIFFS --------------------------------------------------------
+
     def close(self) -> None:
         return None
 
 
 SutFactory = Callable[[BufferConfig], SystemUnderTest]
+
+
+@dataclass(frozen=True)
+class KnownFinding:
+    """A violation a target's plain certificate already reports, named so that a
+    *focused* registration of the same adapter can set it aside.
+
+    Several findings of one package compete for the shortest counterexample:
+    "undo on an empty history does nothing" is one step long, so every property
+    would report it and nothing behind it. A focused target lists findings in
+    ``Target.set_aside``; the machines skip the steps they cover and shrinking
+    never brings them back, so the run reaches what lies behind. Its
+    certificate names what was set aside; the plain target still reports it.
+    """
+
+    name: str
+    description: str
+    #: Whether ``operation``, from the model state ``state``, would trigger the finding.
+    applies: Callable[[ModelState, Operation], bool]
 
 
 @dataclass(frozen=True)
@@ -122,6 +216,16 @@ class Target:
     factory: SutFactory
     description: str = ""
     notes: dict[str, str] = field(default_factory=dict)
+    #: The bytes the generated buffers and inserts are made of; ``None`` is the
+    #: suite's default. A target whose package is not byte-transparent outside
+    #: some alphabet (e.g. one that normalises line endings) names the alphabet it
+    #: is honest on, and its documentation says what was therefore not exercised.
+    alphabet: bytes | None = None
+    #: Known findings this (focused) target's runs do not generate; see :class:`KnownFinding`.
+    set_aside: tuple[KnownFinding, ...] = ()
 
     def supports(self, *needed: Capability) -> bool:
         return all(c in self.capabilities for c in needed)
+
+    def sets_aside(self, state: ModelState, operation: Operation) -> bool:
+        return any(finding.applies(state, operation) for finding in self.set_aside)

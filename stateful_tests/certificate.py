@@ -16,11 +16,13 @@ import shlex
 from typing import Any
 from xml.etree import ElementTree
 
+from model.diffs import ApplyDiff, RollbackDiff, TakeSnapshot, ToolWrite, diff_operation_to_json
 from model.operations import Operation, operation_from_json, operation_to_json
 from model.properties import PROPERTIES
 from stateful_tests import SUITE_VERSION
 from stateful_tests.adapter import BufferConfig
-from stateful_tests.certify import CertificateData, Counterexample, PropertyResult
+from stateful_tests.certify import DIFF_PROPERTY_IDS, CertificateData, Counterexample, PropertyResult
+from stateful_tests.diff_machine import DiffStepRecord, diff_trace_json
 from stateful_tests.judge import Observed, StepRecord, first_difference
 
 SCHEMA = "rollcert-certificate/1"
@@ -62,6 +64,7 @@ def trace_json(config: BufferConfig, operations: list[Operation]) -> dict[str, A
         "initial": _b64(config.initial),
         "capacity": config.capacity,
         "policy": config.policy,
+        **({"durable": True} if config.durable else {}),
         "operations": [operation_to_json(op) for op in operations],
     }
 
@@ -86,12 +89,25 @@ def parse_trace(text: str) -> tuple[BufferConfig, list[Operation]]:
     operations = record.get("operations")
     if not isinstance(operations, list):
         raise TypeError("trace field 'operations' must be a list")
-    config = BufferConfig(base64.b64decode(initial, validate=True), capacity, policy)
+    durable = record.get("durable", False)
+    if type(durable) is not bool:
+        raise TypeError("trace field 'durable' must be true or false")
+    config = BufferConfig(base64.b64decode(initial, validate=True), capacity, policy, durable)
     return config, [operation_from_json(op) for op in operations]
 
 
 def counterexample_trace(counterexample: Counterexample) -> dict[str, Any]:
-    config = BufferConfig(counterexample.initial, counterexample.capacity, counterexample.policy)  # type: ignore[arg-type]
+    if counterexample.property_id in DIFF_PROPERTY_IDS:  # a diff-machine trace (S1-S3)
+        return diff_trace_json(
+            BufferConfig(counterexample.initial),
+            [step.operation for step in counterexample.steps],  # type: ignore[misc]
+        )
+    config = BufferConfig(
+        counterexample.initial,
+        counterexample.capacity,
+        counterexample.policy,  # type: ignore[arg-type]
+        counterexample.durable,
+    )
     return trace_json(config, [step.operation for step in counterexample.steps])
 
 
@@ -107,7 +123,10 @@ def format_steps(steps: tuple[StepRecord, ...] | list[StepRecord]) -> list[str]:
     lines: list[str] = []
     for record in steps:
         lines.append(f"  {record.index}. {record.operation.describe()}")
-        lines.append(f"       before    {show_bytes(record.before)}")
+        if isinstance(record, DiffStepRecord) and record.snapshot_base is not None:
+            lines += record.context_lines()  # an apply_diff: B0, the live base B, the diff, the rule
+        else:
+            lines.append(f"       before    {show_bytes(record.before)}")
         expected, actual = record.expected, record.actual
         if record.ok:
             result = f"raised {actual.error}" if actual.error else "ok"
@@ -137,7 +156,7 @@ def format_counterexample(counterexample: Counterexample) -> str:
         f", capacity {counterexample.capacity} ({counterexample.policy})"
         if counterexample.capacity is not None
         else ""
-    )
+    ) + (", on a durable journal" if counterexample.durable else "")
     lines = [
         f"Counterexample for {counterexample.property_id} ({len(counterexample.steps)} steps) on "
         f"{counterexample.target}, starting from {show_bytes(counterexample.initial)}{capacity}:",
@@ -161,7 +180,8 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "steps": [
             {
                 "index": step.index,
-                "operation": operation_to_json(step.operation),
+                "operation": _operation_json(step.operation),
+                **_diff_step_json(step),
                 "description": step.operation.describe(),
                 "before": _b64(step.before),
                 "before_text": show_bytes(step.before),
@@ -180,6 +200,26 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
     }
 
 
+def _operation_json(operation: Any) -> dict[str, Any]:
+    """Any machine's operation as JSON: the core operations, or a diff machine's."""
+    if isinstance(operation, (ToolWrite, TakeSnapshot, ApplyDiff, RollbackDiff)):
+        return diff_operation_to_json(operation)
+    return operation_to_json(operation)
+
+
+def _diff_step_json(step: StepRecord) -> dict[str, Any]:
+    """For an apply_diff step: the snapshot B0, the diff and what the rule says."""
+    if not isinstance(step, DiffStepRecord) or step.snapshot_base is None:
+        return {}
+    return {
+        "snapshot_base": _b64(step.snapshot_base),
+        "snapshot_base_text": show_bytes(step.snapshot_base),
+        "diff": step.diff,
+        "rule": step.expected_result,
+        "imprecise": step.imprecise,
+    }
+
+
 def _result_json(result: PropertyResult) -> dict[str, Any]:
     record: dict[str, Any] = {
         "verdict": result.verdict,
@@ -189,6 +229,8 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
         "seconds": result.seconds,
         "coverage": result.coverage,
     }
+    if result.figures:
+        record["figures"] = result.figures
     if result.missing_situations:
         record["missing_situations"] = result.missing_situations
     if result.reason:
@@ -207,6 +249,7 @@ def to_json(certificate: CertificateData) -> dict[str, Any]:
             "version": target.version,
             "description": target.description,
             "capabilities": sorted(c.value for c in target.capabilities),
+            "set_aside": {finding.name: finding.description for finding in target.set_aside},
         },
         "suite_version": SUITE_VERSION,
         "profile": certificate.profile,
@@ -242,6 +285,11 @@ def _detail(result: PropertyResult) -> str:
     if result.verdict in ("passed", "unknown"):
         reached = ", ".join(f"{name} {count}" for name, count in result.coverage.items())
         text = f"{result.examples} examples, {result.steps} steps; reached: {reached}"
+        if "precision" in result.figures:
+            text += (
+                f"; precision {result.figures['precision']:.0%} "
+                f"({result.figures['sut_accepts']:.0f} of {result.figures['rule_accepts']:.0f} rule-accepted diffs accepted)"
+            )
         if result.verdict == "unknown":
             text += f" — never reached: {'; '.join(result.missing_situations)}"
         return text
@@ -254,6 +302,7 @@ def render_text(certificate: CertificateData) -> str:
     lines = [
         f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
         f"(profile {certificate.profile}, seed {certificate.seed})",
+        *_set_aside_lines(certificate, ""),
         "",
         f"{'property':<10}{'verdict':<14}details",
     ]
@@ -271,6 +320,14 @@ def render_text(certificate: CertificateData) -> str:
     return "\n".join(lines)
 
 
+def _set_aside_lines(certificate: CertificateData, bullet: str) -> list[str]:
+    """A focused target's runs skip its known findings; its certificate must say so."""
+    return [
+        f"{bullet}set aside (a known finding, not generated in this run): {finding.name} — {finding.description}"
+        for finding in certificate.target.set_aside
+    ]
+
+
 def render_markdown(certificate: CertificateData) -> str:
     target = certificate.target
     lines = [
@@ -279,6 +336,7 @@ def render_markdown(certificate: CertificateData) -> str:
         f"- target version: {target.version}",
         f"- suite version: {SUITE_VERSION}; profile `{certificate.profile}`; seed {certificate.seed}",
         f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
+        *_set_aside_lines(certificate, "- "),
         "",
         "| property | verdict | details |",
         "| --- | --- | --- |",

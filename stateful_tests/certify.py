@@ -17,12 +17,16 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure, HypothesisException
 from hypothesis.stateful import get_state_machine_test
 
+from model.diffs import DIFF_PROPERTIES
 from model.properties import ALL_PROPERTY_IDS, PROPERTIES
 from stateful_tests.adapter import HarnessError, Target
 from stateful_tests.judge import StepRecord, Violation
 from stateful_tests.machines import Tracker, build_machine, missing_capabilities
 from stateful_tests.profiles import PROFILES, Profile
 from stateful_tests.shrink import minimise
+
+#: Properties certified by stateful_tests.diff_machine.
+DIFF_PROPERTY_IDS = frozenset(DIFF_PROPERTIES)
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
 
@@ -41,6 +45,8 @@ class Counterexample:
     policy: str
     steps: tuple[StepRecord, ...]
     explanation: str
+    #: The run used a durable journal (the R5 machine); replay must too.
+    durable: bool = False
 
 
 @dataclass
@@ -55,6 +61,9 @@ class PropertyResult:
     missing_situations: list[str] = field(default_factory=list)
     counterexample: Counterexample | None = None
     reason: str = ""
+    #: Measured figures that are not verdicts, e.g. the diff machines' precision
+    #: (the share of rule-accepted diffs the SUT accepted; S1-S3).
+    figures: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,6 +98,10 @@ def _first_violation(error: BaseException) -> BaseException:
 
 def certify_property(target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
     """Run the machine of one property and decide its verdict."""
+    if property_id in DIFF_PROPERTY_IDS:  # self-authored diffs have their own machine
+        from stateful_tests.diff_machine import certify_diff_property
+
+        return certify_diff_property(target, property_id, profile, seed)
     prop = PROPERTIES.get(property_id)
     if prop is None:
         return PropertyResult(
@@ -125,6 +138,7 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
                 error.config.policy,
                 tuple(error.steps),
                 error.explanation,
+                error.config.durable,
             )
         elif isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise

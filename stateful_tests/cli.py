@@ -133,6 +133,10 @@ def _replay(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
             ) from None
+    from stateful_tests.diff_machine import is_diff_trace
+
+    if is_diff_trace(trace_text):  # a diff machine's trace (S1-S3) has its own replay
+        return _replay_diff(args.target, trace_text)
     try:
         config, operations = parse_trace(trace_text)
     except (ValueError, TypeError) as error:
@@ -145,6 +149,36 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"Why: {violation.explanation}")
         print(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
         return 1
+    except HarnessError as error:
+        print(f"ERROR: the adapter or the SUT broke: {error}")
+        return 2
+    print("\n".join(format_steps(steps)))
+    print(f"all {len(steps)} steps agree with the model")
+    return 0
+
+
+def _replay_diff(target_text: str, trace_text: str) -> int:
+    """Replay a diff trace: the same report and exit status as any replay."""
+    from stateful_tests.adapter import HarnessError
+    from stateful_tests.certificate import format_steps
+    from stateful_tests.diff_machine import NotGenerable, parse_diff_trace, replay_diff
+    from stateful_tests.judge import Violation
+    from stateful_tests.targets import resolve_target
+
+    try:
+        config, operations = parse_diff_trace(json.loads(trace_text))
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"bad diff trace: {error}") from None
+    target = resolve_target(target_text)
+    try:
+        steps = replay_diff(target, config, operations)
+    except Violation as violation:
+        print("\n".join(format_steps(violation.steps)))
+        print(f"Why: {violation.explanation}")
+        print(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
+        return 1
+    except NotGenerable as error:
+        raise UsageError(f"bad diff trace: {error}") from None
     except HarnessError as error:
         print(f"ERROR: the adapter or the SUT broke: {error}")
         return 2

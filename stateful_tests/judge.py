@@ -16,8 +16,12 @@ from model.errors import error_kind
 from model.operations import (
     AdoptCurrent,
     ArmJournalFault,
+    Compact,
+    CorruptRecord,
+    CrashDuring,
     Operation,
     OutOfLogWrite,
+    Restart,
     Rollback,
     RollbackTo,
     RollbackToForeign,
@@ -134,6 +138,9 @@ class Session:
     steps: list[StepRecord] = field(default_factory=list)
     _revision_base: int = 0
     _foreign: SystemUnderTest | None = None
+    #: What the SUT reported about the last durability operation: whether the
+    #: crash interrupted it, or whether there was a record to corrupt.
+    _durability_report: bool = True
 
     def __post_init__(self) -> None:
         self.model = initial_state(self.config.initial, self.config.capacity, self.config.policy)
@@ -196,6 +203,33 @@ class Session:
             sut.arm_journal_fault()
         elif isinstance(operation, AdoptCurrent):
             sut.adopt_current()
+        elif isinstance(operation, Compact):
+            sut.compact(operation.keep)
+        elif isinstance(operation, CrashDuring):
+            refusals: list[Exception] = []
+
+            def interrupted_operation() -> None:
+                # A refusal is kept for after the recovery; the adapter's crash
+                # signal (a BaseException) passes through to the adapter.
+                try:
+                    self._perform(operation.operation)
+                except Exception as refusal:
+                    refusals.append(refusal)
+
+            self._durability_report = sut.run_with_crash(
+                interrupted_operation, operation.io_event, operation.lost
+            )
+            if refusals:
+                raise refusals[0]
+        elif isinstance(operation, Restart):
+            sut.restart()
+        elif isinstance(operation, CorruptRecord):
+            self._durability_report = sut.corrupt_committed_record()
+            try:
+                sut.restart()
+            except Exception:
+                sut.repair_corruption()  # recovery refused, as it must: carry on from the same state
+                raise
         else:  # pragma: no cover - every operation kind is handled above
             raise HarnessError(f"no way to perform {operation!r}")
 
@@ -207,6 +241,22 @@ class Session:
             return Outcome(self.model, type(error), message=str(error)), error_kind(error)
         return outcome, (error_kind(outcome.error) if outcome.error else None)
 
+    def _narrow(
+        self, operation: Operation, before: ModelState, outcome: Outcome, expected_error: str | None
+    ) -> tuple[Outcome, str | None]:
+        """Sharpen the model's prediction with what only the SUT can know: a crash
+        that came after the operation completed leaves no excuse to lose it, and
+        a journal with no record but the last has nothing that can be corrupt."""
+        if isinstance(operation, CrashDuring) and not self._durability_report:
+            return Outcome(outcome.state, outcome.error, message="the crash came after the operation"), expected_error
+        if isinstance(operation, CrashDuring) and outcome.error is not None:
+            # The operation was failing (say, a write refused) when the crash hit:
+            # the process died before it could report the error; nothing changed.
+            return Outcome(outcome.state, message="the crash pre-empted the error"), None
+        if isinstance(operation, CorruptRecord) and not self._durability_report:
+            return Outcome(before, message="no committed record but the last to corrupt"), None
+        return outcome, expected_error
+
     def execute(self, operation: Operation) -> StepRecord:
         """Run ``operation`` on both sides; raise :class:`Violation` if they disagree."""
         if isinstance(operation, TakeCheckpoint) and len(self.tokens) != len(self.model.checkpoints):
@@ -215,6 +265,7 @@ class Session:
         outcome, expected_error = self.predict(operation)
         sut_error: str | None = None
         sut_message = ""
+        self._durability_report = True
         try:
             self._perform(operation)
         except HarnessError:
@@ -223,6 +274,7 @@ class Session:
             sut_error = error_kind(error)
             sut_message = f"{type(error).__name__}: {error}"
         actual = self.observe_sut(sut_error)
+        outcome, expected_error = self._narrow(operation, before, outcome, expected_error)
         candidates = [outcome.state]
         if outcome.also_acceptable is not None:
             candidates.append(outcome.also_acceptable)

@@ -16,8 +16,12 @@ from dataclasses import replace
 
 from model.operations import (
     ArmJournalFault,
+    Compact,
+    CorruptRecord,
+    CrashDuring,
     Operation,
     OutOfLogWrite,
+    Restart,
     Rollback,
     RollbackTo,
     Splice,
@@ -64,6 +68,22 @@ def _simpler(operation: Operation) -> Iterator[Operation]:
             yield replace(operation, offset=operation.offset - 1)
     elif isinstance(operation, Rollback) and operation.steps > 1:
         yield Rollback(operation.steps - 1)
+    elif isinstance(operation, Compact) and operation.keep:
+        yield Compact(0)
+        yield Compact(operation.keep - 1)
+    elif isinstance(operation, CorruptRecord):
+        yield Restart()  # a plain crash is the simpler story
+    elif isinstance(operation, CrashDuring):
+        yield operation.operation  # no crash at all
+        for lost in sorted({0, 1, operation.lost // 2, operation.lost - 1}):
+            if 0 <= lost < operation.lost:
+                yield replace(operation, lost=lost)
+        if operation.io_event:
+            yield replace(operation, io_event=0)
+            yield replace(operation, io_event=operation.io_event - 1)
+        for inner in _simpler(operation.operation):
+            if isinstance(inner, (Splice, Rollback, RollbackTo, Compact)):
+                yield replace(operation, operation=inner)
 
 
 def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[tuple[BufferConfig, list[Operation]]]:
@@ -111,12 +131,13 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
                 yield smaller, shorter
 
 
-def generable(config: BufferConfig, operations: list[Operation]) -> bool:
+def generable(config: BufferConfig, operations: list[Operation], target: Target | None = None) -> bool:
     """Whether the machines could have produced this trace (their preconditions).
 
     Shrinking must not wander outside what the rules generate: an out-of-log write
     that changes nothing, say, is a step no machine takes, and a counterexample
-    built on it would confuse more than it explains."""
+    built on it would confuse more than it explains. Nor may it bring back a
+    known finding that ``target`` sets aside."""
     try:
         state = initial_state(config.initial, config.capacity, config.policy)
         for operation in operations:
@@ -128,11 +149,17 @@ def generable(config: BufferConfig, operations: list[Operation]) -> bool:
                 return False
             if isinstance(operation, ArmJournalFault) and state.fault_armed:
                 return False
+            if isinstance(operation, Rollback) and state.depth == 0:
+                return False  # every rollback rule waits for a record to undo
+            if target is not None and target.sets_aside(state, operation):
+                return False
             if isinstance(operation, RollbackTo) and not 0 <= operation.checkpoint < len(state.checkpoints):
                 return False
             try:
                 state = step(state, operation).state
             except (ValueError, TypeError):
+                if isinstance(operation, (CrashDuring, Compact)):
+                    return False  # the R5 machine only draws valid arguments
                 continue  # a bad-argument step (R0's bad_splice): refused, nothing changes
     except (ValueError, TypeError):
         return False  # a bad configuration
@@ -165,7 +192,7 @@ def minimise(target: Target, violation: Violation) -> Violation:
         improved = False
         operations = [step.operation for step in best.steps]
         for config, candidate in _candidates(best.config, operations):
-            if not generable(config, candidate):
+            if not generable(config, candidate, target):
                 continue
             budget -= 1
             if budget <= 0:

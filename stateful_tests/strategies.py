@@ -25,19 +25,19 @@ ALPHABET = b"ab"
 WIDE_ALPHABET = b"abc"
 
 
-def small_bytes(max_size: int = 4) -> st.SearchStrategy[bytes]:
+def small_bytes(max_size: int = 4, alphabet: bytes = WIDE_ALPHABET) -> st.SearchStrategy[bytes]:
     return st.just(b"") | st.lists(
-        st.sampled_from(list(WIDE_ALPHABET)), min_size=1, max_size=max_size
+        st.sampled_from(list(alphabet)), min_size=1, max_size=max_size
     ).map(bytes)
 
 
-def initial_buffers() -> st.SearchStrategy[bytes]:
+def initial_buffers(alphabet: bytes = WIDE_ALPHABET) -> st.SearchStrategy[bytes]:
     """Short buffers over a small alphabet: random, periodic (``abab…``) or runs
     (``aaaaabbbb``). Runs and periods are where an anchor matches in several
     places, so a first-match search undoes the wrong copy; runs are drawn twice
     as often as the rest because that bug needs them."""
     plain = st.lists(st.sampled_from(list(ALPHABET)), max_size=8).map(bytes)
-    periodic = st.tuples(small_bytes(3).filter(bool), st.integers(2, 5)).map(lambda pair: pair[0] * pair[1])
+    periodic = st.tuples(small_bytes(3, alphabet).filter(bool), st.integers(2, 5)).map(lambda pair: pair[0] * pair[1])
     runs = st.tuples(st.sampled_from([b"ab", b"ba", b"aba"]), st.lists(st.integers(1, 12), min_size=3, max_size=3)).map(
         lambda pair: b"".join(bytes([letter]) * count for letter, count in zip(pair[0], pair[1], strict=False))
     )
@@ -70,7 +70,9 @@ def delete_lengths(state: ModelState, offset: int) -> st.SearchStrategy[int]:
     return st.sampled_from(sorted({0, room})) | st.integers(0, room)
 
 
-def inserts(state: ModelState, offset: int | None = None) -> st.SearchStrategy[bytes]:
+def inserts(
+    state: ModelState, offset: int | None = None, alphabet: bytes = WIDE_ALPHABET
+) -> st.SearchStrategy[bytes]:
     """Empty, a stutter (a copy of the bytes right beside ``offset``: the copy an
     anchor search cannot tell from the original), fresh small text, or a copy of
     text from elsewhere in the buffer."""
@@ -89,7 +91,7 @@ def inserts(state: ModelState, offset: int | None = None) -> st.SearchStrategy[b
         if buffer
         else st.nothing()
     )
-    return st.one_of(small_bytes(), stutters, stutters, copies)
+    return st.one_of(small_bytes(alphabet=alphabet), stutters, stutters, copies)
 
 
 def rollback_steps(state: ModelState, *, single: bool) -> st.SearchStrategy[int]:
@@ -106,3 +108,114 @@ def out_of_range_splices(state: ModelState) -> st.SearchStrategy[tuple[int, int]
     """(offset, delete_length) pairs that break the validity rule of a splice."""
     length = len(state.current)
     return st.sampled_from([(-1, 0), (length + 1, 0), (0, length + 1), (length, 1), (0, -1)])
+
+
+# -- durability (R5) ------------------------------------------------------------------
+
+
+def crash_points() -> st.SearchStrategy[int]:
+    """Which I/O call of an operation the crash hits: most often the first (the
+    write of its record), else one of the next few (a splice makes two calls —
+    write, fsync; a compaction four) or, rarely, one past them all."""
+    return st.just(0) | st.integers(0, 4) | st.just(64)
+
+
+def lost_unsynced_bytes() -> st.SearchStrategy[int]:
+    """How many unsynced bytes the crash loses from the end: none, all of them,
+    or a few — a torn write that cut off the end of the record, which is where
+    a record's data usually sits, whatever the format."""
+    return st.sampled_from([0, 1 << 20]) | st.integers(1, 6) | st.integers(1, 64)
+
+
+# -- self-authored diffs (S1-S3) ------------------------------------------------------
+# The diff machine (stateful_tests.diff_machine) draws from these. Buffers are
+# short and made of few letters, so a tool's write lands next to, inside or far
+# from a diff's regions with similar odds, and repeated text gives a search by
+# content (the fuzzy_reconcile specimen) a wrong copy to find. The agent writes
+# lower-case letters, tools write digits, hunks write upper case: a
+# counterexample shows at a glance who wrote what.
+
+#: Letters of the initial buffer and of the agent's own edits.
+DIFF_ALPHABET = b"ab"
+#: What a tool writes.
+TOOL_ALPHABET = b"12"
+#: What a diff's hunks write.
+HUNK_ALPHABET = b"XY"
+
+
+def diff_initial_buffers() -> st.SearchStrategy[bytes]:
+    """Three to eight bytes: over ``ab`` (repeats) or distinct letters (readable)."""
+    repeated = st.lists(st.sampled_from(list(DIFF_ALPHABET)), min_size=3, max_size=8).map(bytes)
+    distinct = st.integers(3, 8).map(lambda n: b"abcdefgh"[:n])
+    return st.one_of(distinct, repeated)
+
+
+def diff_edits(buffer: bytes, alphabet: bytes) -> st.SearchStrategy[tuple[int, int, bytes]]:
+    """(offset, delete_length, insert) of a valid splice of ``buffer``; never a no-op."""
+    length = len(buffer)
+
+    def build(draw: st.DrawFn) -> tuple[int, int, bytes]:
+        offset = draw(st.integers(0, length), label="offset")
+        delete_length = draw(st.integers(0, min(2, length - offset)), label="delete_length")
+        minimum = 0 if delete_length else 1
+        insert = bytes(draw(st.lists(st.sampled_from(list(alphabet)), min_size=minimum, max_size=2), label="insert"))
+        return offset, delete_length, insert
+
+    return st.composite(build)()
+
+
+def hunk_lists(base: bytes) -> st.SearchStrategy[list[tuple[int, int, bytes]]]:
+    """One or two hunks ``(start, end, replacement)`` of ``base``: sorted, starts
+    strictly increasing, each ending before the next begins."""
+    length = len(base)
+
+    def build(draw: st.DrawFn) -> list[tuple[int, int, bytes]]:
+        count = draw(st.integers(1, 2), label="hunks")
+        hunks: list[tuple[int, int, bytes]] = []
+        lowest = 0
+        for _ in range(count):
+            if lowest > length:
+                break
+            start = draw(st.integers(lowest, length), label="hunk start")
+            end = draw(st.integers(start, min(length, start + 2)), label="hunk end")
+            replacement = bytes(
+                draw(st.lists(st.sampled_from(list(HUNK_ALPHABET)), min_size=0 if end > start else 1, max_size=2))
+            )
+            hunks.append((start, end, replacement))
+            lowest = max(end, start + 1)
+        return hunks
+
+    return st.composite(build)()
+
+
+def read_region_lists(base: bytes) -> st.SearchStrategy[list[tuple[int, int]]]:
+    """None, one or two non-empty regions ``(start, end)`` of ``base``."""
+    length = len(base)
+    if length == 0:
+        return st.just([])
+    region = st.integers(0, length - 1).flatmap(
+        lambda start: st.integers(start + 1, min(length, start + 3)).map(lambda end: (start, end))
+    )
+    return st.lists(region, min_size=0, max_size=2, unique=True)
+
+
+def anchor_modes() -> st.SearchStrategy[str]:
+    """Content diffs first (they shrink to it), positional ones a third of the time."""
+    return st.sampled_from(["content", "content", "positional"])
+
+
+def diff_substitutions(buffer: bytes, alphabet: bytes) -> st.SearchStrategy[tuple[int, int, bytes]]:
+    """Length-preserving edits (one or two bytes replaced by as many): after a
+    rollback and such an edit the buffer is as deep *and as long* as before,
+    with other text — where a counter or a size check would call a stale
+    snapshot current (S3)."""
+    length = len(buffer)
+    if length == 0:
+        return st.nothing()
+    return st.integers(0, length - 1).flatmap(
+        lambda offset: st.integers(1, min(2, length - offset)).flatmap(
+            lambda count: st.lists(st.sampled_from(list(alphabet)), min_size=count, max_size=count).map(
+                lambda letters: (offset, count, bytes(letters))
+            )
+        )
+    )

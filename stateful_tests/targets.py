@@ -2,6 +2,8 @@
 
 - ``bundled`` (the default): rollcert's own ``impl.JournaledBuffer``;
 - ``specimen:NAME``: a deliberately broken implementation from ``specimens``;
+- ``NAME`` or ``thirdparty:NAME``: a registered third-party package (``textual``,
+  ``prompt_toolkit``, ``pycrdt``, ...; see ``stateful_tests.adapters``);
 - ``module:attr``: any importable ``Target`` (or zero-argument callable returning one).
 """
 
@@ -31,6 +33,7 @@ def resolve_target(text: str) -> Target:
         target = registry[name].target
         assert target is not None
         return target
+    text = _third_party_location(text)
     module_name, colon, attribute = text.partition(":")
     if not colon or not module_name or not attribute:
         raise TargetError(
@@ -50,6 +53,8 @@ def resolve_target(text: str) -> Target:
     if not isinstance(found, Target) and callable(found):
         try:
             found = found()
+        except TargetError:
+            raise
         except Exception as error:  # reported as a target error
             raise TargetError(f"calling {text} to build the target raised {type(error).__name__}: {error}") from None
     if not isinstance(found, Target):
@@ -58,3 +63,15 @@ def resolve_target(text: str) -> Target:
             "(see README: 'Certify your own implementation')"
         )
     return found
+
+
+def _third_party_location(text: str) -> str:
+    """The ``module:attr`` behind a registered third-party name; other text unchanged."""
+    from stateful_tests.adapters import THIRD_PARTY_TARGETS
+
+    name = text.removeprefix("thirdparty:")
+    if name in THIRD_PARTY_TARGETS:
+        return THIRD_PARTY_TARGETS[name]
+    if text.startswith("thirdparty:"):
+        raise TargetError(f"no third-party target named {name!r}; choose one of: {', '.join(THIRD_PARTY_TARGETS)}")
+    return text

@@ -79,7 +79,15 @@ def test_bundled_passes_depth_4() -> None:
     assert result.states > 100_000
 
 
-@pytest.mark.parametrize("name", sorted(load_all()))
+#: The bounded search explores the in-memory rollback operations; the crash
+#: specimens (R5) are crashed exhaustively by tests/test_crash_exhaustive.py and
+#: the diff specimens (S1-S3) are judged by the diff machines.
+IN_SCOPE = sorted(
+    name for name, specimen in load_all().items() if specimen.breaks <= {"R1", "R2", "R3", "R4", "R6"}
+)
+
+
+@pytest.mark.parametrize("name", IN_SCOPE)
 def test_every_specimen_is_found_no_longer_than_the_machines(name: str) -> None:
     found = shortest_found(name)
     machines = MACHINES_QUICK_SEED_0.get(name)

@@ -328,7 +328,14 @@ _CLASSES: dict[str, type[Any]] = {name: cls for name, (cls, _) in SPECIMEN_SCENA
 
 
 def test_every_registered_specimen_has_a_scenario() -> None:
-    registry = load_all()
+    # The in-memory rollback specimens, built on NaiveJournaledBuffer. The crash
+    # specimens have theirs in tests/test_durable_specimens.py; the diff
+    # specimens are judged in tests/test_diffs_certify.py and the kill matrix.
+    registry = {
+        name: specimen
+        for name, specimen in load_all().items()
+        if specimen.breaks <= {"R1", "R2", "R3", "R4", "R6"}
+    }
     assert set(registry) == set(SPECIMEN_SCENARIOS)
     for name, specimen in registry.items():
         assert specimen.target is not None

@@ -1,1 +1,120 @@
-"""In-process adapters. Each file adapts one kind of implementation."""
+"""In-process adapters. Each file adapts one kind of implementation.
+
+Third-party packages (textual, prompt_toolkit, pycrdt) are optional: they are
+installed with ``pip install 'rollcert[thirdparty]'`` and their adapters import
+them only when a target is built, so rollcert itself imports without them.
+``THIRD_PARTY_TARGETS`` is the one table of their registered names; ``rollcert
+certify NAME`` (or ``thirdparty:NAME``) resolves a name through it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import replace
+from importlib import metadata
+
+from model.operations import Operation, Rollback, Splice
+from model.reference import ModelState, check_splice_arguments, splice_bytes
+from stateful_tests.adapter import KnownFinding, Target
+
+#: Registered name -> "module:attribute" of a zero-argument function building the Target.
+THIRD_PARTY_TARGETS: dict[str, str] = {
+    "textual": "stateful_tests.adapters.textual_textarea:build_target",
+    "prompt_toolkit": "stateful_tests.adapters.prompt_toolkit_buffer:build_target",
+    "pycrdt": "stateful_tests.adapters.pycrdt_text:build_tagged_target",
+    "pycrdt-untagged": "stateful_tests.adapters.pycrdt_text:build_untagged_target",
+    # The same adapters with their package's shortest findings set aside (see focused()).
+    "textual-focused": "stateful_tests.adapters.textual_textarea:build_focused_target",
+    "prompt_toolkit-focused": "stateful_tests.adapters.prompt_toolkit_buffer:build_focused_target",
+    "pycrdt-focused": "stateful_tests.adapters.pycrdt_text:build_focused_target",
+}
+
+
+def require_package(distribution: str, module: str) -> str:
+    """The installed version of ``distribution``, after checking ``module`` imports.
+
+    A missing package is a usage problem, not a verdict: it raises
+    :class:`~stateful_tests.targets.TargetError` with the one line that mends it.
+    """
+    from stateful_tests.targets import TargetError  # late: targets imports this package
+
+    try:
+        importlib.import_module(module)
+        return metadata.version(distribution)
+    except (ImportError, metadata.PackageNotFoundError) as error:
+        raise TargetError(
+            f"{distribution} is not installed ({error}); install it with: pip install 'rollcert[thirdparty]'"
+        ) from None
+
+
+def ascii_text(data: bytes, package: str, refused: bytes = b"") -> str:
+    """``data`` as the ``str`` a text package takes, or a ValueError saying why not.
+
+    The third-party packages edit Unicode text at character offsets, not bytes.
+    On ASCII one byte is one character, so offsets mean the same on both sides;
+    anything else (multi-byte UTF-8, and the ``refused`` bytes a package rewrites)
+    is refused here, in the open, rather than silently translated.
+    """
+    if not data.isascii():
+        raise ValueError(f"the {package} adapter takes ASCII only (character offsets = byte offsets); got {data!r}")
+    bad = sorted({byte for byte in data if byte in refused})
+    if bad:
+        raise ValueError(f"{package} rewrites {bytes(bad)!r}, so the adapter refuses it; got {data!r}")
+    return data.decode("ascii")
+
+
+# -- the findings the packages share, to set aside in focused targets -----------------
+
+
+def _valid_splice(state: ModelState, operation: Operation) -> Splice | None:
+    if not isinstance(operation, Splice):
+        return None
+    try:
+        check_splice_arguments(len(state.current), operation.offset, operation.delete_length, operation.insert)
+    except (ValueError, TypeError):
+        return None
+    return operation
+
+
+def _is_empty_edit(state: ModelState, operation: Operation) -> bool:
+    splice = _valid_splice(state, operation)
+    return splice is not None and splice.delete_length == 0 and not splice.insert
+
+
+def _is_unchanging_edit(state: ModelState, operation: Operation) -> bool:
+    splice = _valid_splice(state, operation)
+    return splice is not None and (
+        splice_bytes(state.current, splice.offset, splice.delete_length, splice.insert) == state.current
+    )
+
+
+def _is_past_horizon(state: ModelState, operation: Operation) -> bool:
+    return isinstance(operation, Rollback) and type(operation.steps) is int and operation.steps > state.depth
+
+
+EMPTY_EDIT_NOT_RECORDED = KnownFinding(
+    "empty_edit_not_recorded",
+    "a splice that deletes and inserts nothing leaves no undo record, so the next undo reverts the edit before it",
+    _is_empty_edit,
+)
+UNCHANGING_EDIT_SKIPPED = KnownFinding(
+    "unchanging_edit_skipped",
+    "a splice that leaves the text as it was is skipped by undo, which reverts the edit before it as well",
+    _is_unchanging_edit,
+)
+UNDO_PAST_HORIZON_IGNORED = KnownFinding(
+    "undo_past_horizon_ignored",
+    "undo with nothing left to undo does nothing and succeeds instead of raising UnreachableRollbackError",
+    _is_past_horizon,
+)
+
+
+def focused(target: Target, *findings: KnownFinding) -> Target:
+    """``target`` with ``findings`` (reported by its plain certificate) set aside."""
+    names = ", ".join(finding.name for finding in findings)
+    return replace(
+        target,
+        name=f"{target.name}-focused",
+        description=f"{target.description} [set aside: {names}]",
+        set_aside=findings,
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer
 from model.reference import check_splice_arguments
 from stateful_tests import SUITE_VERSION
-from stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
+from stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target, UnsupportedOperations
 
 
 class BundledAdapter(UnsupportedOperations):
@@ -54,10 +54,24 @@ class BundledAdapter(UnsupportedOperations):
         self.buffer.adopt_current()
 
 
+def bundled_factory(config: BufferConfig) -> SystemUnderTest:
+    """The in-memory journal, or the durable file journal when the run asks for
+    durability (the R5 machine does): both are the same ``JournaledBuffer``."""
+    if config.durable:
+        from stateful_tests.adapters.durable import DurableAdapter
+
+        return DurableAdapter(config)
+    # Capability DIFFS: the same adapter with its mutations routed through
+    # impl.diffs.DiffableBuffer (see adapters/bundled_diffs.py for why).
+    from stateful_tests.adapters.bundled_diffs import BundledDiffAdapter
+
+    return BundledDiffAdapter(config)
+
+
 TARGET = Target(
     name="bundled",
     version=SUITE_VERSION,
-    capabilities=frozenset(Capability) - {Capability.DIFFS, Capability.DURABILITY},
-    factory=BundledAdapter,
-    description="impl.JournaledBuffer with the in-memory journal",
+    capabilities=frozenset(Capability),
+    factory=bundled_factory,
+    description="impl.JournaledBuffer with the in-memory journal (R5: the file journal on a simulated disk)",
 )

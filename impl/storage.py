@@ -1,0 +1,299 @@
+"""Where the durable journal's bytes live: a real directory, or a simulated disk.
+
+Every byte the file journal reads or writes goes through :class:`Storage`, a
+handful of calls with explicit durability (``sync`` of a file, ``sync_directory``
+for renames and creations). Two implementations:
+
+- :class:`RealDirectory`: real files, ``os.write`` and ``os.fsync``; files are
+  created owner-only (0600) in an owner-only directory, because a journal holds
+  everything that was ever written to the buffer.
+- :class:`SimulatedDisk`: an in-memory disk for tests that keeps synced and
+  unsynced bytes apart and, at a chosen I/O call, *crashes*: unsynced data is
+  lost except for a chosen prefix (a torn record), and renames not yet made
+  durable by a directory sync may be lost. It also injects I/O errors (a full
+  disk) and flips bits in synced data. It is added on top of the real-file
+  tests, not instead of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import errno
+import os
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Storage(Protocol):
+    """Named byte files in one directory, with explicit durability."""
+
+    def read(self, name: str) -> bytes | None:
+        """The file's bytes, or ``None`` if it does not exist."""
+
+    def append(self, name: str, data: bytes) -> None:
+        """Add ``data`` at the end of the file, creating it (0600) if missing."""
+
+    def sync(self, name: str) -> None:
+        """Make the file's bytes durable (fsync)."""
+
+    def truncate(self, name: str, size: int) -> None:
+        """Cut the file to ``size`` bytes (durable only after :meth:`sync`)."""
+
+    def write_new(self, name: str, data: bytes) -> None:
+        """Create or overwrite the file with ``data`` (durable only after :meth:`sync`)."""
+
+    def rename(self, source: str, destination: str) -> None:
+        """Atomically replace ``destination`` by ``source`` (durable only after
+        :meth:`sync_directory`)."""
+
+    def sync_directory(self) -> None:
+        """Make creations and renames durable (fsync of the directory)."""
+
+    def remove(self, name: str) -> None:
+        """Delete the file if it exists."""
+
+    def close(self) -> None:
+        """Release open handles; the files stay."""
+
+
+class RealDirectory:
+    """:class:`Storage` over a real directory. Handles stay open between calls,
+    so a durable commit costs one ``write`` and one ``fsync``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        os.makedirs(self.path, mode=0o700, exist_ok=True)
+        self._handles: dict[str, int] = {}
+
+    def _file(self, name: str) -> str:
+        if not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"not a plain file name: {name!r}")
+        return os.path.join(self.path, name)
+
+    def _handle(self, name: str) -> int:
+        handle = self._handles.get(name)
+        if handle is None:
+            handle = os.open(self._file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._handles[name] = handle
+        return handle
+
+    def _forget(self, name: str) -> None:
+        handle = self._handles.pop(name, None)
+        if handle is not None:
+            os.close(handle)
+
+    def read(self, name: str) -> bytes | None:
+        try:
+            with open(self._file(name), "rb") as file:
+                return file.read()
+        except FileNotFoundError:
+            return None
+
+    def append(self, name: str, data: bytes) -> None:
+        handle = self._handle(name)
+        view = memoryview(data)
+        while view:
+            written = os.write(handle, view)
+            view = view[written:]
+
+    def sync(self, name: str) -> None:
+        os.fsync(self._handle(name))
+
+    def truncate(self, name: str, size: int) -> None:
+        os.ftruncate(self._handle(name), size)
+
+    def write_new(self, name: str, data: bytes) -> None:
+        self._forget(name)
+        # O_APPEND like every other handle: after a failed write is cut back with
+        # ftruncate, the next write must land at the new end, not past a hole.
+        handle = os.open(self._file(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        self._handles[name] = handle
+        self.append(name, data)
+
+    def rename(self, source: str, destination: str) -> None:
+        os.replace(self._file(source), self._file(destination))
+        self._forget(destination)
+        handle = self._handles.pop(source, None)
+        if handle is not None:
+            self._handles[destination] = handle  # the same open file, now under its new name
+
+    def sync_directory(self) -> None:
+        handle = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+    def remove(self, name: str) -> None:
+        self._forget(name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._file(name))
+
+    def close(self) -> None:
+        for name in list(self._handles):
+            self._forget(name)
+
+
+class SimulatedCrash(BaseException):
+    """The simulated machine lost power. A ``BaseException``, so that code which
+    handles I/O errors cannot mistake it for one and carry on."""
+
+
+@dataclass
+class _SimulatedFile:
+    #: What the file holds now, as a running process would read it.
+    current: bytearray = field(default_factory=bytearray)
+    #: What survives a crash: the bytes as of the last sync.
+    durable: bytes = b""
+
+
+@dataclass
+class _Crash:
+    io_event: int
+    lost: int
+
+
+class SimulatedDisk:
+    """:class:`Storage` in memory, with crashes, I/O errors and bit flips on demand.
+
+    A crash keeps, for each file, its durable bytes; if the file has only grown
+    since its last sync, the file being written at the crash also keeps its
+    unsynced bytes but the last ``lost`` (a torn record when the cut falls
+    inside one). Creations and renames survive only if the directory was synced
+    after them — or, at a crash *during* a rename or directory sync, if
+    ``lost == 0`` (the rename reached the disk).
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, _SimulatedFile] = {}
+        self._durable_names: dict[str, _SimulatedFile] = {}
+        #: I/O calls made so far (writes, syncs, truncations, renames, directory syncs).
+        self.io_events = 0
+        self._crash: _Crash | None = None
+        self._failure: tuple[str, int, int] | None = None
+        self.crashed = False
+
+    # -- test controls ---------------------------------------------------------------
+
+    def crash_at(self, io_event: int, lost: int) -> None:
+        """Crash when the ``io_event``-th I/O call from now is made (0 = the next)."""
+        if io_event < 0 or lost < 0:
+            raise ValueError("io_event and lost must be >= 0")
+        self._crash = _Crash(self.io_events + io_event, lost)
+
+    def disarm(self) -> None:
+        self._crash = None
+
+    def fail_next(self, call: str, error_number: int = errno.ENOSPC, written: int = 0) -> None:
+        """Make the next ``call`` ("append" or "sync") raise ``OSError(error_number)``;
+        an append first writes ``written`` bytes, as a short write to a full disk does."""
+        if call not in ("append", "sync"):
+            raise ValueError(f"can only fail 'append' or 'sync', not {call!r}")
+        self._failure = (call, error_number, written)
+
+    def crash(self) -> None:
+        """Lose power now: every unsynced byte and directory change is lost."""
+        self._power_off(None, 0, directory_survives=False)
+
+    def restart(self) -> None:
+        """Power on again after a crash: the files are what survived."""
+        self.crashed = False
+        self._crash = None
+
+    def flip_bit(self, name: str, offset: int, bit: int = 0) -> None:
+        """Corrupt one bit of a file, synced and current alike (a bad sector)."""
+        file = self._files[name]
+        file.current[offset] ^= 1 << bit
+        durable = bytearray(file.durable)
+        if offset < len(durable):
+            durable[offset] ^= 1 << bit
+            file.durable = bytes(durable)
+
+    def durable_bytes(self, name: str) -> bytes | None:
+        file = self._durable_names.get(name)
+        return None if file is None else file.durable
+
+    def clone(self) -> SimulatedDisk:
+        return copy.deepcopy(self)
+
+    # -- the Storage interface -----------------------------------------------------------
+
+    def _event(self, name: str | None, directory: bool = False) -> None:
+        """Count one I/O call; crash here if this is the armed one."""
+        if self.crashed:
+            raise SimulatedCrash("the simulated machine is down")
+        event = self.io_events
+        self.io_events += 1
+        if self._crash is not None and event == self._crash.io_event:
+            lost = self._crash.lost
+            self._power_off(name, lost, directory_survives=directory and lost == 0)
+            raise SimulatedCrash(f"crashed at I/O call #{event}, losing the last {lost} unsynced bytes")
+
+    def _power_off(self, writing: str | None, lost: int, *, directory_survives: bool) -> None:
+        if directory_survives:
+            self._durable_names = dict(self._files)
+        for name, file in list(self._durable_names.items()):
+            grown_only = bytes(file.current[: len(file.durable)]) == file.durable
+            unsynced = len(file.current) - len(file.durable)
+            keep = max(0, unsynced - lost) if name == writing and grown_only else 0
+            survived = file.durable + bytes(file.current[len(file.durable) : len(file.durable) + keep])
+            file.current, file.durable = bytearray(survived), survived
+        self._files = dict(self._durable_names)
+        self.crashed = True
+        self._crash = None
+
+    def _take_failure(self, call: str) -> tuple[int, int] | None:
+        """(errno, bytes written first) if ``call`` is the one armed to fail."""
+        if self._failure is not None and self._failure[0] == call:
+            _, error_number, written = self._failure
+            self._failure = None
+            return error_number, written
+        return None
+
+    def read(self, name: str) -> bytes | None:
+        if self.crashed:
+            raise SimulatedCrash("the simulated machine is down")
+        file = self._files.get(name)
+        return None if file is None else bytes(file.current)
+
+    def append(self, name: str, data: bytes) -> None:
+        file = self._files.setdefault(name, _SimulatedFile())
+        failure = self._take_failure("append")
+        if failure is not None:
+            error_number, written = failure
+            file.current += data[:written]
+            raise OSError(error_number, f"{os.strerror(error_number)} (simulated)")
+        file.current += data
+        self._event(name)
+
+    def sync(self, name: str) -> None:
+        self._event(name)
+        failure = self._take_failure("sync")
+        if failure is not None:
+            raise OSError(failure[0], f"{os.strerror(failure[0])} (simulated fsync failure)")
+        file = self._files[name]
+        file.durable = bytes(file.current)
+
+    def truncate(self, name: str, size: int) -> None:
+        self._event(name)
+        del self._files[name].current[size:]
+
+    def write_new(self, name: str, data: bytes) -> None:
+        self._files[name] = _SimulatedFile()
+        self.append(name, data)
+
+    def rename(self, source: str, destination: str) -> None:
+        self._event(None, directory=True)
+        self._files[destination] = self._files.pop(source)
+
+    def sync_directory(self) -> None:
+        self._event(None, directory=True)
+        self._durable_names = dict(self._files)
+
+    def remove(self, name: str) -> None:
+        self._event(None, directory=True)
+        self._files.pop(name, None)
+
+    def close(self) -> None:
+        return None

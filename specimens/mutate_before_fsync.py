@@ -1,0 +1,31 @@
+"""R5 specimen: the record is synced late, after the buffer has changed."""
+
+from __future__ import annotations
+
+from impl.file_journal import FileJournal
+from model.errors import JournalError
+from specimens import register
+from stateful_tests.adapters.durable import DURABLE_CAPABILITIES, durable_specimen
+
+
+@register("mutate_before_fsync", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)
+class MutateBeforeFsync(FileJournal):
+    """A journal that writes each record but defers the fsync to the next
+    commit, because an fsync per edit "is too slow". The buffer mutates as soon
+    as the write returns, and the operation returns to the caller, while the
+    record sits in the page cache. A crash then loses an edit the caller was
+    told had happened — and after a rollback record is lost the same way, a
+    rolled-back edit comes back from the dead."""
+
+    _unsynced = False
+
+    def _commit(self, data: bytes) -> None:
+        try:
+            if self._unsynced:
+                self.storage.sync(self.name)  # the previous record, at last
+            self.storage.append(self.name, data)
+        except OSError as error:
+            self._restore_size()
+            raise JournalError(f"the record was not committed: {error}") from error
+        self._size += len(data)
+        self._unsynced = True

@@ -1,0 +1,66 @@
+"""A revision counter that steps back on rollback, trusted to say "unchanged"."""
+
+from __future__ import annotations
+
+from impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer, DiffSnapshot
+from impl.journaled_buffer import Checkpoint
+from specimens import register
+from stateful_tests.adapter import Capability
+from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+
+
+@register(
+    "revision_reuse",
+    breaks={"S3"},
+    also_caught_by={
+        "S1": "the S1 machine rolls back and edits again too; a diff on a snapshot from "
+        "before the rollback then carries the live counter value and is applied unchecked",
+        "S2": "rollback_diff steps the counter back as well; after more edits a stale "
+        "snapshot's number matches again and its diff is applied unchecked",
+    },
+    # Its counter is internal (it does not offer revision()), so only what it
+    # does with diffs can give it away.
+    capabilities=DIFF_SPECIMEN_CAPABILITIES - {Capability.REVISIONS},
+    adapter=specimen_adapter,
+)
+class RevisionReuseBuffer(DiffableBuffer):
+    """Its revision counter counts the edits currently applied: +1 per splice
+    or applied diff, -1 per rollback step, so after a rollback and a new edit
+    the counter shows a number it showed before, for different text. A
+    snapshot is stamped with that counter, and a diff whose snapshot's number
+    equals the live one (and whose length matches, a cheap sanity check) is
+    taken to apply to an unchanged base, at its original positions, with no
+    further check. A snapshot taken before a
+    rollback and a different edit now looks current: the ABA bug, with
+    revisions instead of checkpoints."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._counter = 0
+
+    @property
+    def revision(self) -> int:
+        return self._counter
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        super().splice(offset, delete_length, insert)
+        self._counter += 1
+
+    def apply_diff(self, diff: AuthoredDiff) -> AppliedDiff:
+        applied = super().apply_diff(diff)
+        self._counter += 1
+        return applied
+
+    def rollback(self, steps: int = 1) -> None:
+        super().rollback(steps)
+        self._counter -= steps  # the bug: the counter steps back
+
+    def rollback_to(self, token: Checkpoint) -> None:
+        depth = self.depth
+        super().rollback_to(token)
+        self._counter -= depth - self.depth
+
+    def _base_unchanged(self, base: DiffSnapshot) -> bool:
+        # the bug: a matching number (and, as a cheap sanity check, a matching
+        # length) is taken to mean "unchanged"
+        return base.revision == self._counter and len(self) == len(base.content)

@@ -1,0 +1,36 @@
+"""A staleness check that looks only at the bytes the diff writes."""
+
+from __future__ import annotations
+
+from impl.diffs import AuthoredDiff, DiffableBuffer
+from model.diffs import Region, effective_regions
+from specimens import register
+from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+
+
+@register(
+    "write_set_only",
+    breaks={"S1"},
+    also_caught_by={
+        "S2": "the S2 machine applies diffs too (before rolling them back), and every apply "
+        "is judged by the S1 rule, so the same wrong accept shows there",
+        "S3": "the S3 machine applies diffs after edits and rollbacks, and every apply is "
+        "judged by the S1 rule, so the same wrong accept shows there",
+    },
+    capabilities=DIFF_SPECIMEN_CAPABILITIES,
+    adapter=specimen_adapter,
+)
+class WriteSetOnlyBuffer(DiffableBuffer):
+    """Before applying a content diff to a changed base, it checks that the
+    bytes each hunk rewrites (and the byte on either side) are untouched, and
+    moves the hunks to where those bytes now stand — exactly, through the
+    revision map — but it never looks at the diff's declared read-set. A tool
+    that rewrote the region the author *read* (the function whose signature
+    the new code calls, the lines a summary summarises) goes unnoticed: the
+    diff applies cleanly, and its content now rests on text that is gone.
+    This is what a merge tool's overlap check does, and what the seed's
+    incident did: the inserted constraint block referred to lines 800-860
+    after a retrieval tool had replaced them."""
+
+    def _regions_to_check(self, diff: AuthoredDiff) -> tuple[Region, ...]:
+        return effective_regions(len(diff.base.content), diff.hunks, ())  # the bug: reads ignored

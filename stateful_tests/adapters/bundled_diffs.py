@@ -1,0 +1,106 @@
+"""The bundled adapter with capability DIFFS: ``impl.diffs.DiffableBuffer``.
+
+Why a subclass and a separate factory rather than more methods on
+``BundledAdapter``: the diff layer only sees every mutation if every mutation
+goes through it, so this adapter routes the journaled operations (splice,
+rollback, rollback_to, adopt_current, compact) through a
+:class:`~impl.diffs.DiffableBuffer` that wraps the very buffer the base
+adapter built. Everything else — fault injection, out-of-log writes, the
+durability hooks — is inherited unchanged, and ``BundledAdapter`` stays a
+plain adapter of ``JournaledBuffer``. If the base adapter swaps its buffer
+(recovery after a crash builds a new one), the diff layer starts a fresh
+revision map on the new buffer: older snapshots become unprovable, which is
+sound.
+
+The specimens of the diff family are ``DiffableBuffer`` subclasses with one
+planted bug; :func:`specimen_adapter` drives them through the same adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
+from model.diffs import Hunk, Region
+from stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
+from stateful_tests.adapters.bundled import BundledAdapter
+
+
+class BundledDiffAdapter(BundledAdapter):
+    """``BundledAdapter`` plus snapshot / apply_diff / rollback_diff."""
+
+    #: The class of the diff layer (a specimen substitutes its broken variant).
+    diff_layer: type[DiffableBuffer] = DiffableBuffer
+
+    def __init__(self, config: BufferConfig) -> None:
+        super().__init__(config)
+        self._diffs = self.diff_layer(self.buffer)
+
+    @property
+    def diffs(self) -> DiffableBuffer:
+        """The diff layer over the current buffer (rebuilt if the buffer was replaced)."""
+        if self._diffs.journaled is not self.buffer:
+            self._diffs = self.diff_layer(self.buffer)
+        return self._diffs
+
+    # -- journaled operations, routed through the revision map ------------------------
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        self.diffs.splice(offset, delete_length, insert)
+
+    def rollback(self, steps: int) -> None:
+        self.diffs.rollback(steps)
+
+    def rollback_to(self, token: object) -> None:
+        self.diffs.rollback_to(token)  # type: ignore[arg-type]  # a wrong type must raise TypeError
+
+    def adopt_current(self) -> None:
+        self.diffs.adopt_current()
+
+    def compact(self, keep: int) -> None:
+        self.diffs.compact(keep)
+
+    def revision(self) -> int:
+        return self.diffs.revision
+
+    # -- capability DIFFS -----------------------------------------------------------------
+
+    def snapshot(self) -> object:
+        return self.diffs.snapshot()
+
+    def apply_diff(
+        self,
+        snapshot: object,
+        mode: str,
+        hunks: Sequence[tuple[int, int, bytes]],
+        reads: Sequence[tuple[int, int]],
+    ) -> object:
+        if not isinstance(snapshot, DiffSnapshot):
+            raise TypeError(f"not a snapshot of this implementation: {type(snapshot).__name__}")
+        diff = self.diffs.author_diff(
+            snapshot,
+            mode,  # type: ignore[arg-type]  # a bad mode must raise ValueError
+            [Hunk(start, end, replacement) for start, end, replacement in hunks],
+            [Region(start, end) for start, end in reads],
+        )
+        return self.diffs.apply_diff(diff)
+
+    def rollback_diff(self, applied: object) -> None:
+        if not isinstance(applied, AppliedDiff):
+            raise TypeError(f"not an applied diff of this implementation: {type(applied).__name__}")
+        self.diffs.rollback_diff(applied)
+
+
+#: What a diff specimen can be driven on: the core, depth, revisions and diffs.
+DIFF_SPECIMEN_CAPABILITIES = frozenset({Capability.CORE, Capability.DEPTH, Capability.REVISIONS, Capability.DIFFS})
+
+
+def specimen_adapter(cls: type[Any], config: BufferConfig) -> SystemUnderTest:
+    """The ``adapter=`` of a diff specimen: ``cls`` is its broken ``DiffableBuffer``."""
+    if not (isinstance(cls, type) and issubclass(cls, DiffableBuffer)):
+        raise TypeError(f"a diff specimen must subclass DiffableBuffer, got {cls!r}")
+    adapter_class = type(f"{cls.__name__}Adapter", (BundledDiffAdapter,), {"diff_layer": cls})
+    adapter: SystemUnderTest = adapter_class(config)
+    return adapter
+

@@ -1,0 +1,74 @@
+"""The R5 specimens, each on the one scenario its story tells, next to the
+bundled journal on the same scenario: the bug is where the story says, and the
+correct code handles the very same bytes on disk."""
+
+from __future__ import annotations
+
+import pytest
+
+from impl.file_journal import DEFAULT_NAME, FileJournal, JournalReader, open_durable_buffer
+from impl.storage import SimulatedCrash, SimulatedDisk
+from model.errors import RecoveryError
+from specimens.mutate_before_fsync import MutateBeforeFsync
+from specimens.skip_bad_record import SkipBadRecord
+from specimens.torn_tail_applied import TornTailApplied
+from stateful_tests.adapters.durable import record_spans
+
+
+def torn_insert_disk() -> SimulatedDisk:
+    """'abc', then a crash while the record of an insertion of 'XYZ' at 1 is
+    being written: the last byte of the record (the 'Z') never reaches the disk."""
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    disk.crash_at(0, 1)
+    with pytest.raises(SimulatedCrash):
+        buffer.splice(1, 0, b"XYZ")
+    disk.restart()
+    return disk
+
+
+def test_torn_tail_applied_recovers_half_an_insertion() -> None:
+    recovered = open_durable_buffer(torn_insert_disk(), reader=TornTailApplied())
+    assert recovered.read() == b"aXYbc"  # neither b"abc" nor b"aXYZbc"
+
+
+def test_the_bundled_reader_drops_the_torn_record() -> None:
+    recovered = open_durable_buffer(torn_insert_disk(), reader=JournalReader())
+    assert (recovered.read(), recovered.depth) == (b"abc", 0)
+
+
+def corrupted_disk() -> SimulatedDisk:
+    """'abc' + two insertions; then a bad sector flips a bit in the first one's record."""
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    buffer.splice(0, 0, b"1")
+    buffer.splice(2, 0, b"2")
+    start, end = record_spans(disk.read(DEFAULT_NAME) or b"")[1]
+    disk.flip_bit(DEFAULT_NAME, end - 1, 0)  # the inserted '1' becomes '0'
+    return disk
+
+
+def test_skip_bad_record_comes_back_missing_an_edit() -> None:
+    recovered = open_durable_buffer(corrupted_disk(), reader=SkipBadRecord())
+    assert recovered.read() == b"ab2c"  # the '1' is gone and the '2' moved: a state that never existed
+
+
+def test_the_bundled_reader_refuses_a_corrupt_middle_record_and_changes_nothing() -> None:
+    disk = corrupted_disk()
+    on_disk = disk.read(DEFAULT_NAME)
+    with pytest.raises(RecoveryError, match="checksum"):
+        open_durable_buffer(disk)
+    assert disk.read(DEFAULT_NAME) == on_disk
+
+
+@pytest.mark.parametrize(("journal_class", "survives"), [(MutateBeforeFsync, False), (FileJournal, True)])
+def test_a_returned_splice_survives_a_crash_only_if_it_was_synced(
+    journal_class: type[FileJournal], survives: bool
+) -> None:
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc", journal_class=journal_class)
+    buffer.splice(3, 0, b"!")  # returned: the caller was told it happened
+    disk.crash()
+    disk.restart()
+    recovered = open_durable_buffer(disk)
+    assert (recovered.read() == b"abc!") is survives

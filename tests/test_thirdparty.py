@@ -1,0 +1,225 @@
+"""The third-party packages, certified, held to the verdicts their pages document.
+
+Each page of docs/certifications/ embeds the certificates of its package's
+targets (with the profile and seed they were made with); the first test re-runs
+each of them against the installed package and fails, naming the page, when a
+verdict differs, so a release that changes behaviour shows up here. The other
+tests pin down *what* each finding is, so a verdict that stays ``violated`` for
+a different reason is caught too.
+
+CI installs the packages (the ``dev`` extra); ``importorskip`` only guards a
+bare checkout without them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from model.operations import OutOfLogWrite, Rollback, Splice
+from model.properties import ALL_PROPERTY_IDS
+from stateful_tests.adapter import BufferConfig, KnownFinding, Target
+from stateful_tests.adapters import (
+    EMPTY_EDIT_NOT_RECORDED,
+    THIRD_PARTY_TARGETS,
+    UNCHANGING_EDIT_SKIPPED,
+    focused,
+    require_package,
+)
+from stateful_tests.certify import CertificateData, PropertyResult, certify
+from stateful_tests.judge import StepRecord
+from stateful_tests.targets import TargetError, resolve_target
+
+PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
+REGENERATE = "python docs/certifications/regenerate.py"
+MAX_COUNTEREXAMPLE_STEPS = 8
+
+#: The module each registered target needs (the importorskip guard).
+PACKAGE_OF = {"textual": "textual", "prompt_toolkit": "prompt_toolkit", "pycrdt": "pycrdt"}
+
+MARKER = re.compile(r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->", re.DOTALL)
+VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>\w+)\*\* \|", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Documented:
+    """One certificate embedded in a page: what was run and the verdicts it gave."""
+
+    page: str
+    target: str
+    profile: str
+    seed: int
+    verdicts: dict[str, str]
+
+    @property
+    def package(self) -> str:
+        return PACKAGE_OF[self.target.removesuffix("-focused").removesuffix("-untagged")]
+
+
+def documented_certificates() -> list[Documented]:
+    found = []
+    for page in sorted(PAGES.glob("*.md")):
+        for match in MARKER.finditer(page.read_text(encoding="utf-8")):
+            verdicts = {row["pid"]: row["verdict"] for row in VERDICT_ROW.finditer(match["body"])}
+            found.append(Documented(page.name, match["target"], match["profile"], int(match["seed"]), verdicts))
+    return found
+
+
+DOCUMENTED = documented_certificates()
+
+
+@cache
+def certificate_of(target: str, profile: str = "ci", seed: int = 0) -> CertificateData:
+    return certify(resolve_target(target), profile=profile, seed=seed)
+
+
+def _documented(target: str) -> Documented:
+    return next(d for d in DOCUMENTED if d.target == target)
+
+
+def _run(target: str) -> CertificateData:
+    documented = _documented(target)
+    pytest.importorskip(documented.package)
+    return certificate_of(target, documented.profile, documented.seed)
+
+
+def _counterexample(result: PropertyResult) -> list[StepRecord]:
+    assert result.verdict == "violated" and result.counterexample is not None, result.reason
+    return list(result.counterexample.steps)
+
+
+def test_every_registered_target_is_documented() -> None:
+    assert {d.target for d in DOCUMENTED} == set(THIRD_PARTY_TARGETS), (
+        "every name in stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
+    )
+    for documented in DOCUMENTED:
+        assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), (
+            f"docs/certifications/{documented.page}: the {documented.target} certificate does not list every "
+            f"property; run {REGENERATE}"
+        )
+
+
+@pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
+def test_verdicts_are_as_documented(documented: Documented) -> None:
+    pytest.importorskip(documented.package)
+    certificate = certificate_of(documented.target, documented.profile, documented.seed)
+    now = {pid: result.verdict for pid, result in certificate.results.items()}
+    changed = {pid: f"{documented.verdicts.get(pid)} -> {verdict}" for pid, verdict in now.items() if verdict != documented.verdicts.get(pid)}
+    assert not changed, (
+        f"{certificate.target.version} no longer behaves as docs/certifications/{documented.page} says "
+        f"({documented.target}, profile {documented.profile}, seed {documented.seed}): {changed}. "
+        f"Read the new counterexamples (rollcert certify {documented.target} --profile {documented.profile}), "
+        f"update the page's summary, then run {REGENERATE}."
+    )
+    for pid, result in certificate.results.items():
+        if result.verdict == "violated":
+            steps = _counterexample(result)
+            assert len(steps) <= MAX_COUNTEREXAMPLE_STEPS, f"{documented.target} {pid}: {len(steps)} steps"
+        if result.verdict == "passed":
+            assert result.coverage and all(result.coverage.values()), f"{documented.target} {pid}: vacuous {result.coverage}"
+
+
+# -- what each finding is -------------------------------------------------------------
+
+
+def _crossed_an_out_of_log_write(steps: list[StepRecord]) -> bool:
+    """The last step is a rollback the rules refuse (DivergenceError) and the package performed."""
+    last = steps[-1]
+    return (
+        isinstance(last.operation, Rollback)
+        and last.expected.error == "DivergenceError"
+        and last.actual.error is None
+        and any(isinstance(step.operation, OutOfLogWrite) for step in steps)
+    )
+
+
+@pytest.mark.parametrize("target", ["textual-focused", "prompt_toolkit-focused", "pycrdt-focused"])
+def test_undo_crosses_an_out_of_log_write_silently(target: str) -> None:
+    """textual replays its record at stale positions, prompt_toolkit restores a stale
+    snapshot, pycrdt undoes selectively around the remote edit: none refuses."""
+    steps = _counterexample(_run(target).results["R4"])
+    assert _crossed_an_out_of_log_write(steps), f"{target}: R4 is violated differently now; see {_documented(target).page}"
+
+
+@pytest.mark.parametrize("target", ["textual-focused", "prompt_toolkit-focused"])
+def test_offsets_are_sound_without_the_set_aside_findings(target: str) -> None:
+    result = _run(target).results["R2"]
+    assert result.verdict == "passed" and result.coverage["shifted"] > 0, (target, result.reason)
+
+
+def test_pycrdt_undo_of_an_insert_restored_by_undo_leaves_part_of_it() -> None:
+    """A bug, not a design choice: no out-of-log write is involved, only splices and undos."""
+    steps = _counterexample(_run("pycrdt-focused").results["R2"])
+    last = steps[-1]
+    assert all(isinstance(step.operation, (Splice, Rollback)) for step in steps)
+    assert isinstance(last.operation, Rollback) and last.expected.error is None and last.actual.error is None
+    assert len(last.actual.buffer) > len(last.expected.buffer), "pycrdt: R2 is violated differently now; see pycrdt.md"
+
+
+def test_pycrdt_untagged_remote_edit_becomes_a_local_undo_record() -> None:
+    last = _counterexample(_run("pycrdt-untagged").results["R4"])[-1]
+    assert isinstance(last.operation, OutOfLogWrite)
+    assert last.expected.depth is not None and last.actual.depth == last.expected.depth + 1
+
+
+@pytest.mark.parametrize("target", ["textual", "pycrdt"])
+def test_an_empty_edit_leaves_no_undo_record(target: str) -> None:
+    (step,) = _counterexample(_run(target).results["R2"])
+    assert isinstance(step.operation, Splice) and not step.operation.insert and step.operation.delete_length == 0
+    assert (step.expected.depth, step.actual.depth) == (1, 0)
+
+
+def test_prompt_toolkit_undo_skips_an_edit_that_changed_nothing() -> None:
+    steps = _counterexample(_run("prompt_toolkit").results["R2"])
+    edits = [step for step in steps if isinstance(step.operation, Splice)]
+    assert any(step.before == step.actual.buffer for step in edits), "no edit that left the text as it was"
+    assert isinstance(steps[-1].operation, Rollback) and steps[-1].expected.buffer != steps[-1].actual.buffer
+
+
+def _plain(name: str) -> Target:
+    pytest.importorskip(PACKAGE_OF[name])
+    return resolve_target(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "finding"),
+    [("textual", EMPTY_EDIT_NOT_RECORDED), ("prompt_toolkit", UNCHANGING_EDIT_SKIPPED), ("pycrdt", EMPTY_EDIT_NOT_RECORDED)],
+)
+def test_undo_past_the_horizon_succeeds_instead_of_refusing(name: str, finding: KnownFinding) -> None:
+    """With only the edit finding set aside, the suite finds the past-horizon one by itself."""
+    result = certify(focused(_plain(name), finding), profile="quick", seed=0, only=("R4",)).results["R4"]
+    last = _counterexample(result)[-1]
+    assert isinstance(last.operation, Rollback)
+    assert (last.expected.error, last.actual.error) == ("UnreachableRollbackError", None), result.reason
+
+
+# -- the adapters' own input handling --------------------------------------------------
+
+
+def test_textual_refuses_the_line_separators_it_would_rewrite() -> None:
+    sut = _plain("textual").factory(BufferConfig(b"ab"))
+    with pytest.raises(ValueError, match="rewrites"):
+        sut.splice(1, 0, b"\r")
+    assert sut.read() == b"ab"
+
+
+@pytest.mark.parametrize("name", ["prompt_toolkit", "pycrdt"])
+def test_adapters_refuse_multibyte_text(name: str) -> None:
+    sut = _plain(name).factory(BufferConfig(b"ab"))
+    with pytest.raises(ValueError, match="ASCII"):
+        sut.splice(0, 0, "é".encode())
+    assert sut.read() == b"ab"
+
+
+def test_a_missing_package_says_how_to_install_it() -> None:
+    with pytest.raises(TargetError, match=re.escape("pip install 'rollcert[thirdparty]'")):
+        require_package("rollcert-no-such-package", "rollcert_no_such_module")
+
+
+def test_an_unknown_third_party_name_lists_the_registered_ones() -> None:
+    with pytest.raises(TargetError, match="textual"):
+        resolve_target("thirdparty:emacs")
