@@ -52,12 +52,20 @@ from model.diffs import (
     diff_operation_to_json,
     diff_step,
     initial_diff_state,
+    locate,
     reject_apply,
 )
 from model.errors import StaleBaseError, error_kind
 from model.operations import Rollback, Splice
 from stateful_tests import strategies
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
+from stateful_tests.adapter import (
+    BufferConfig,
+    Capability,
+    HarnessError,
+    KnownFinding,
+    SystemUnderTest,
+    Target,
+)
 from stateful_tests.certify import ROUND_SEED_STRIDE, Counterexample, PropertyResult
 from stateful_tests.judge import Observed, StepRecord, Violation, explain
 from stateful_tests.profiles import Profile
@@ -73,6 +81,74 @@ RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
 
 #: Snapshots per example: more only lengthen traces without new situations.
 MAX_SNAPSHOTS = 3
+
+#: What each diff property needs. A *diff applier* (GNU patch, git apply,
+#: diff-match-patch) declares DIFFS without CORE: it reads, writes and applies
+#: diffs but keeps no log, so it has neither ``rollback`` nor ``rollback_diff``.
+#: S1 judges applies only and is assessed on it; S2 (rolling an applied diff
+#: back) and S3 (snapshots of rolled-away states) need the log and are
+#: *not assessed* there, never passed.
+DIFF_REQUIRED_CAPABILITIES: dict[str, frozenset[Capability]] = {
+    "S1": frozenset({Capability.DIFFS}),
+    "S2": frozenset({Capability.DIFFS, Capability.CORE}),
+    "S3": frozenset({Capability.DIFFS, Capability.CORE}),
+}
+
+#: The capability each optional diff rule needs (as machines.RULE_CAPABILITY):
+#: without CORE the S1 machine runs without its rollback rule.
+DIFF_RULE_CAPABILITY: dict[str, Capability] = {"rollback": Capability.CORE, "branch": Capability.CORE}
+
+
+def set_aside(target: Target, state: DiffModelState, operation: DiffOperation) -> bool:
+    """Whether a focused target sets this step aside (see ``adapter.KnownFinding``).
+
+    The diff machine hands its own state and operations to the findings: a
+    finding meant for diff targets (e.g. :data:`POSITIONAL_ON_MOVED_BASE`)
+    takes any state; the core findings look for core operations only, so they
+    never match a diff step by accident.
+    """
+    return bool(target.set_aside) and target.sets_aside(state, operation)  # type: ignore[arg-type]
+
+
+def _snapshot_moved(state: DiffModelState, operation: ApplyDiff) -> bool:
+    index = operation.snapshot
+    return 0 <= index < len(state.snapshots) and state.snapshots[index].content != state.content
+
+
+def _positional_on_moved_base(state: object, operation: object) -> bool:
+    return (
+        isinstance(state, DiffModelState)
+        and isinstance(operation, ApplyDiff)
+        and operation.mode == "positional"
+        and _snapshot_moved(state, operation)
+    )
+
+
+def _declared_read_changed(state: object, operation: object) -> bool:
+    """A content diff on a moved base whose declared reads the rule would find changed."""
+    if not (isinstance(state, DiffModelState) and isinstance(operation, ApplyDiff)) or not operation.reads:
+        return False
+    if operation.mode != "content" or not _snapshot_moved(state, operation):
+        return False
+    base = state.snapshots[operation.snapshot].cells
+    return any(
+        0 <= r.start < r.end <= len(base) and locate(base[r.start : r.end], state.current) is None
+        for r in operation.reads
+    )
+
+
+#: What a diff applier (a patch file, a dmp patch) cannot be told, set aside by
+#: its focused target so that the run reaches the tool's own staleness rule.
+POSITIONAL_ON_MOVED_BASE = KnownFinding(
+    "positional_on_moved_base",
+    "a positional diff on a moved base: a patch cannot say it is positional, so the tool places it by its context",
+    _positional_on_moved_base,  # type: ignore[arg-type]  # takes the diff machine's state
+)
+DECLARED_READ_CHANGED = KnownFinding(
+    "declared_read_changed",
+    "a content diff whose declared read changed: a patch cannot carry its read-set, so the tool never checks it",
+    _declared_read_changed,  # type: ignore[arg-type]
+)
 
 
 class NotGenerable(Exception):
@@ -147,6 +223,8 @@ class DiffSession:
         )
 
     def predict(self, operation: DiffOperation) -> DiffOutcome:
+        if set_aside(self.target, self.model, operation):
+            raise NotGenerable(f"step {len(self.steps) + 1}, {operation.describe()}: a finding set aside")
         try:
             return diff_step(self.model, operation)
         except (ValueError, TypeError) as error:
@@ -311,11 +389,55 @@ class DiffTracker:
         self.sut_accepts = 0
 
 
+@dataclass(frozen=True)
+class DiffAlphabets:
+    """The bytes each writer uses: the agent (and the initial buffer), a tool, a hunk."""
+
+    agent: bytes = strategies.DIFF_ALPHABET
+    tool: bytes = strategies.TOOL_ALPHABET
+    hunk: bytes = strategies.HUNK_ALPHABET
+    #: Bytes the target adds to every writer's letters (e.g. ``\n`` for a line tool).
+    shared: bytes = b""
+
+
+def diff_alphabets(target: Target) -> DiffAlphabets:
+    """The writers' letters for ``target``.
+
+    With no ``Target.alphabet`` they are the defaults. A target that names an
+    alphabet keeps each writer's letters that lie in it and adds its other bytes
+    to every writer: a line-based diff applier names ``ab12XY\n`` so that the
+    buffers, the tool's writes and the hunks all contain line breaks (on text
+    without them the whole buffer is one line, and every diff replaces it).
+    """
+    if target.alphabet is None:
+        return DiffAlphabets()
+    allowed = target.alphabet
+    roles = strategies.DIFF_ALPHABET + strategies.TOOL_ALPHABET + strategies.HUNK_ALPHABET
+    shared = bytes(sorted({b for b in allowed if b not in roles}))
+    writers = (strategies.DIFF_ALPHABET, strategies.TOOL_ALPHABET, strategies.HUNK_ALPHABET)
+    kept = [bytes(b for b in role if b in allowed) for role in writers]
+    if not all(kept):
+        raise HarnessError(
+            f"target {target.name}: alphabet {allowed!r} leaves a writer of the diff machine no letter of {roles!r}"
+        )
+    return DiffAlphabets(kept[0] + shared, kept[1] + shared, kept[2] + shared, shared)
+
+
+def _initial_buffers(alphabets: DiffAlphabets) -> st.SearchStrategy[bytes]:
+    """Initial buffers for a target that adds shared bytes: lines of distinct
+    letters (``a\nb\nc\n``) and short random text over the agent's letters."""
+    separator = alphabets.shared[:1]
+    lines = st.integers(2, 12).map(lambda n: b"".join(bytes([c]) + separator for c in b"abcdefghijkl"[:n]))
+    repeated = st.lists(st.sampled_from(list(alphabets.agent)), min_size=3, max_size=8).map(bytes)
+    return st.one_of(lines, repeated)
+
+
 class DiffMachine(RuleBasedStateMachine):
     """Base of the generated diff machines; :func:`build_diff_machine` attaches the rules."""
 
     target: Target
     tracker: DiffTracker
+    alphabets: DiffAlphabets = DiffAlphabets()
     #: Draw length-preserving edits half the time (the S3 machine: see
     #: strategies.diff_substitutions).
     same_length_edits: bool = False
@@ -331,6 +453,9 @@ class DiffMachine(RuleBasedStateMachine):
 
     @initialize(initial=strategies.diff_initial_buffers())
     def start(self, initial: bytes) -> None:
+        self.begin(initial)
+
+    def begin(self, initial: bytes) -> None:
         note(f"initial buffer: {initial!r}")
         self.session = DiffSession(self.target, BufferConfig(initial))
         self.tracker.examples += 1
@@ -353,6 +478,12 @@ class DiffMachine(RuleBasedStateMachine):
             self.session.close()
 
 
+@initialize(data=st.data())
+def start_over_target_alphabet(machine: DiffMachine, data: st.DataObject) -> None:
+    """The ``start`` of a machine whose target adds shared bytes (see :func:`diff_alphabets`)."""
+    machine.begin(data.draw(_initial_buffers(machine.alphabets), label="initial"))
+
+
 def _edit(machine: DiffMachine, data: st.DataObject, alphabet: bytes) -> tuple[int, int, bytes]:
     content = machine.live.model.content
     edits = strategies.diff_edits(content, alphabet)
@@ -369,12 +500,12 @@ def snapshot(machine: DiffMachine) -> None:
 
 @rule(data=st.data())
 def agent_edit(machine: DiffMachine, data: st.DataObject) -> None:
-    machine.run(Splice(*_edit(machine, data, strategies.DIFF_ALPHABET)))
+    machine.run(Splice(*_edit(machine, data, machine.alphabets.agent)))
 
 
 @rule(data=st.data())
 def tool_write(machine: DiffMachine, data: st.DataObject) -> None:
-    machine.run(ToolWrite(*_edit(machine, data, strategies.TOOL_ALPHABET)))
+    machine.run(ToolWrite(*_edit(machine, data, machine.alphabets.tool)))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
@@ -389,7 +520,7 @@ def rollback(machine: DiffMachine, data: st.DataObject) -> None:
 def branch(machine: DiffMachine, data: st.DataObject) -> None:
     """Roll back one step and edit again: the new state is as deep as the old one."""
     machine.run(Rollback(1))
-    machine.run(Splice(*_edit(machine, data, strategies.DIFF_ALPHABET)))
+    machine.run(Splice(*_edit(machine, data, machine.alphabets.agent)))
 
 
 @precondition(lambda machine: machine.session is not None and bool(machine.live.model.snapshots))
@@ -400,15 +531,21 @@ def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
     base = snapshots[index].content
     mode = data.draw(strategies.anchor_modes(), label="mode")
     hunks = data.draw(strategies.hunk_lists(base), label="hunks")
+    if machine.alphabets.shared:  # the same places, replacements drawn over the target's letters too
+        letters = list(machine.alphabets.hunk)
+        hunks = [
+            (start, end, bytes(data.draw(st.lists(st.sampled_from(letters), min_size=int(end == start), max_size=2))))
+            for start, end, _ in hunks
+        ]
     reads = data.draw(strategies.read_region_lists(base), label="reads")
-    machine.run(
-        ApplyDiff(
-            index,
-            mode,  # type: ignore[arg-type]  # drawn from the anchor modes
-            tuple(Hunk(*h) for h in hunks),
-            tuple(Region(*r) for r in reads),
-        )
+    operation = ApplyDiff(
+        index,
+        mode,  # type: ignore[arg-type]  # drawn from the anchor modes
+        tuple(Hunk(*h) for h in hunks),
+        tuple(Region(*r) for r in reads),
     )
+    if not set_aside(machine.target, machine.live.model, operation):
+        machine.run(operation)
 
 
 @precondition(
@@ -432,8 +569,16 @@ DIFF_RULES: dict[str, Callable[..., Any]] = {
 
 
 def build_diff_machine(target: Target, property_id: str, tracker: DiffTracker) -> type[DiffMachine]:
-    namespace: dict[str, Any] = {name: DIFF_RULES[name] for name in RULES_BY_PROPERTY[property_id]}
-    namespace.update(target=target, tracker=tracker, same_length_edits=property_id == "S3")
+    names = [
+        name
+        for name in RULES_BY_PROPERTY[property_id]
+        if name not in DIFF_RULE_CAPABILITY or DIFF_RULE_CAPABILITY[name] in target.capabilities
+    ]
+    namespace: dict[str, Any] = {name: DIFF_RULES[name] for name in names}
+    alphabets = diff_alphabets(target)
+    namespace.update(target=target, tracker=tracker, alphabets=alphabets, same_length_edits=property_id == "S3")
+    if alphabets.shared:
+        namespace["start"] = start_over_target_alphabet
     return type(f"{property_id}DiffMachine", (DiffMachine,), namespace)
 
 
@@ -587,8 +732,10 @@ def certify_diff_property(target: Target, property_id: str, profile: Profile, se
     the share of rule-accepted diffs the SUT accepted) never makes it fail.
     """
     prop = DIFF_PROPERTIES[property_id]
-    if Capability.DIFFS not in target.capabilities:
-        return PropertyResult(property_id, "not_assessed", prop.title, reason="the target lacks the capability: diffs")
+    missing = DIFF_REQUIRED_CAPABILITIES[property_id] - target.capabilities
+    if missing:
+        names = ", ".join(sorted(c.value for c in missing))
+        return PropertyResult(property_id, "not_assessed", prop.title, reason=f"the target lacks the capability: {names}")
     tracker = DiffTracker(property_id)
     machine = build_diff_machine(target, property_id, tracker)
     started = time.perf_counter()

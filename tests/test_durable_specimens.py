@@ -43,7 +43,7 @@ def corrupted_disk() -> SimulatedDisk:
     buffer = open_durable_buffer(disk, b"abc")
     buffer.splice(0, 0, b"1")
     buffer.splice(2, 0, b"2")
-    start, end = record_spans(disk.read(DEFAULT_NAME) or b"")[1]
+    _start, end = record_spans(disk.read(DEFAULT_NAME) or b"")[1]
     disk.flip_bit(DEFAULT_NAME, end - 1, 0)  # the inserted '1' becomes '0'
     return disk
 

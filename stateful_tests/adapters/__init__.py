@@ -27,6 +27,16 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "textual-focused": "stateful_tests.adapters.textual_textarea:build_focused_target",
     "prompt_toolkit-focused": "stateful_tests.adapters.prompt_toolkit_buffer:build_focused_target",
     "pycrdt-focused": "stateful_tests.adapters.pycrdt_text:build_focused_target",
+    # Diff appliers (S1): no undo log, so only the diff capability.
+    "diff-match-patch": "stateful_tests.adapters.diff_match_patch_applier:build_target",
+    "gnu-patch": "stateful_tests.adapters.gnu_patch:build_target",
+    "git-apply": "stateful_tests.adapters.git_apply:build_target",
+    "git-apply-3way": "stateful_tests.adapters.git_apply:build_three_way_target",
+    # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule.
+    "diff-match-patch-focused": "stateful_tests.adapters.diff_match_patch_applier:build_focused_target",
+    "gnu-patch-focused": "stateful_tests.adapters.gnu_patch:build_focused_target",
+    "git-apply-focused": "stateful_tests.adapters.git_apply:build_focused_target",
+    "git-apply-3way-focused": "stateful_tests.adapters.git_apply:build_three_way_focused_target",
 }
 
 
