@@ -21,7 +21,8 @@ from typing import Any
 from impl.file_journal import DEFAULT_NAME, FRAME, HEADER, FileJournal, JournalReader, open_durable_buffer
 from impl.journaled_buffer import JournaledBuffer
 from impl.storage import SimulatedCrash, SimulatedDisk
-from stateful_tests.adapter import BufferConfig, Capability, UnsupportedOperations
+from stateful_tests.adapter import BufferConfig, Capability
+from stateful_tests.adapters.bundled import BundledAdapter
 
 #: What a durable SUT can be driven on (no bounded capacity: compaction bounds it).
 DURABLE_CAPABILITIES = frozenset(
@@ -49,14 +50,16 @@ def record_spans(journal: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-class DurableAdapter(UnsupportedOperations):
+class DurableAdapter(BundledAdapter):
+    """The bundled adapter's forwarding, on a durable buffer that can crash."""
+
     def __init__(
         self,
         config: BufferConfig,
         *,
         reader: JournalReader | None = None,
         journal_class: type[FileJournal] = FileJournal,
-    ) -> None:
+    ) -> None:  # the in-memory adapter's __init__ is replaced, not extended
         if config.capacity is not None:
             raise ValueError("a durable journal is bounded by compaction, not by a capacity")
         self.disk = SimulatedDisk()
@@ -75,10 +78,7 @@ class DurableAdapter(UnsupportedOperations):
         self.disk.restart()
         self.buffer = self._open()
 
-    # -- core ---------------------------------------------------------------------------
-
-    def read(self) -> bytes:
-        return self.buffer.read()
+    # -- what differs from the in-memory adapter ------------------------------------------
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
         if self._fault_armed:
@@ -87,21 +87,6 @@ class DurableAdapter(UnsupportedOperations):
             self._fault_armed = False
             self.disk.fail_next("append", errno.ENOSPC, written=5)
         self.buffer.splice(offset, delete_length, insert)
-
-    def rollback(self, steps: int) -> None:
-        self.buffer.rollback(steps)
-
-    def depth(self) -> int:
-        return self.buffer.depth
-
-    def revision(self) -> int:
-        return self.buffer.revision
-
-    def checkpoint(self) -> object:
-        return self.buffer.checkpoint()
-
-    def rollback_to(self, token: object) -> None:
-        self.buffer.rollback_to(token)  # type: ignore[arg-type]
 
     def arm_journal_fault(self) -> None:
         self._fault_armed = True
