@@ -32,10 +32,11 @@ SHORTEST = {
     "first_match_scan": 2,
     "no_divergence_check": 3,
     # R5, by argument rather than search: a torn record needs only the crash of one
-    # splice; a lost fsync needs an operation and a crash after it; a corrupt record
-    # that is not the last needs two records after the base, then the corruption.
+    # splice, and so does a lost fsync (a crash that comes after the splice
+    # returned); a corrupt record that is not the last needs two records after the
+    # base, then the corruption.
     "torn_tail_applied": 1,
-    "mutate_before_fsync": 2,
+    "mutate_before_fsync": 1,
     "skip_bad_record": 3,
 }
 

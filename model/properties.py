@@ -324,12 +324,15 @@ def _crash_interrupted(kinds: tuple[type, ...]) -> SituationPredicate:
 
 
 def _torn_record(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
-    """A crash while a splice's record was being written, keeping part of it."""
+    """A crash while a splice's record was being written that tore off part of
+    its new bytes (a redo record ends with them): the record arrived, all but
+    its end."""
     return (
         _crash_interrupted((Splice,))(before, operation, outcome)
         and isinstance(operation, CrashDuring)
+        and isinstance(operation.operation, Splice)
         and operation.io_event == 0
-        and 0 < operation.lost < 1 << 20
+        and 0 < operation.lost <= len(operation.operation.insert)
     )
 
 
@@ -355,7 +358,7 @@ R5 = Property(
     half-written record, or mutating before the record is synced, both
     recover a state that never existed.""",
     (
-        Situation("torn_record", "a crash that tore a splice's record mid-write", _torn_record),
+        Situation("torn_record", "a crash that tore off the end of a splice's record (its new bytes)", _torn_record),
         Situation(
             "crash_during_rollback",
             "a crash during a rollback that undoes records",

@@ -30,6 +30,7 @@ from model.operations import (
 from model.reference import initial_state, splice_bytes, step
 from stateful_tests.adapter import BufferConfig, HarnessError, Target
 from stateful_tests.judge import Violation, replay
+from stateful_tests.strategies import AFTER_THE_LAST_IO_CALL
 
 #: Replays allowed for one counterexample; each is a few milliseconds at most.
 REPLAY_BUDGET = 2000
@@ -105,6 +106,13 @@ def _candidates(config: BufferConfig, operations: list[Operation]) -> Iterator[t
     # A rollback_to a live checkpoint is a rollback(n); once rewritten, the checkpoint
     # itself can go in a later pass.
     yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
+    # An operation followed by an idle crash is one step: the same operation with a
+    # crash scheduled after its last I/O call (R5).
+    for index in range(len(operations) - 1):
+        operation, following = operations[index], operations[index + 1]
+        if isinstance(following, Restart) and isinstance(operation, (Splice, Rollback, RollbackTo, Compact)):
+            merged = CrashDuring(operation, AFTER_THE_LAST_IO_CALL, 0)
+            yield config, operations[:index] + [merged] + operations[index + 2 :]
     # Two steps that only make sense together (an edit and the rollback that undoes it).
     for first in range(len(operations)):
         for second in range(first + 1, len(operations)):
