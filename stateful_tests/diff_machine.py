@@ -142,12 +142,12 @@ def _declared_read_changed(state: object, operation: object) -> bool:
 POSITIONAL_ON_MOVED_BASE = KnownFinding(
     "positional_on_moved_base",
     "a positional diff on a moved base: a patch cannot say it is positional, so the tool places it by its context",
-    _positional_on_moved_base,  # type: ignore[arg-type]  # takes the diff machine's state
+    _positional_on_moved_base,  # takes any state: the diff machine hands it a DiffModelState
 )
 DECLARED_READ_CHANGED = KnownFinding(
     "declared_read_changed",
     "a content diff whose declared read changed: a patch cannot carry its read-set, so the tool never checks it",
-    _declared_read_changed,  # type: ignore[arg-type]
+    _declared_read_changed,
 )
 
 

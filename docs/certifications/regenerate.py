@@ -7,14 +7,17 @@ Each page marks where a certificate goes:
     <!-- end certificate -->
 
 Run from the repository root, with the third-party packages installed
-(pip install -e '.[thirdparty]'):
+(pip install -e '.[thirdparty]') and, for the diff appliers' pages, GNU diff,
+patch and git on PATH:
 
     python docs/certifications/regenerate.py            # every page
     python docs/certifications/regenerate.py textual.md # one page
+    python docs/certifications/regenerate.py gnu_patch.md git_apply.md diff_match_patch.md
 
 The human summaries around the markers are not touched: after a regeneration
-that changes a verdict, re-read them. tests/test_thirdparty.py re-runs every
-embedded certificate and fails when a verdict no longer matches its page.
+that changes a verdict, re-read them. tests/test_thirdparty.py (buffer packages)
+and tests/test_thirdparty_diffs.py (diff appliers) re-run every embedded
+certificate and fail when a verdict no longer matches its page.
 """
 
 from __future__ import annotations

@@ -1,0 +1,137 @@
+"""diff-match-patch as a diff applier (``rollcert certify diff-match-patch``).
+
+diff-match-patch (Google's library, the ``diff-match-patch`` package) makes a
+patch with ``patch_make(B0, B1)`` — character diffs with ``Patch_Margin`` (4)
+characters of context — and applies it with ``patch_apply(patches, text)``,
+which finds each patch by *fuzzy* matching: the Bitap search accepts a
+location whose text differs by up to ``Match_Threshold`` (0.5) within
+``Match_Distance`` (1000) characters of where it was, and a deletion whose
+text differs by up to ``Patch_DeleteThreshold`` (0.5). ``patch_apply``
+returns the new text and one boolean per patch; it never raises.
+
+Mapping: the buffer is held as ``str``; ``splice`` edits it; ``snapshot``
+keeps B0. ``apply_diff`` builds B1 (B0 with the hunks applied), makes the
+patches with ``patch_make(B0, B1)`` and applies them to the live text with
+the library's default settings. All booleans true: accepted. Any false: a
+refusal (``StaleBaseError`` naming the failed patches), and the text is
+**whatever patch_apply returned** — the patches that did match stay applied,
+so a refused multi-patch apply may have changed the buffer; the adapter does
+not restore it, the certificate reports it.
+
+``mode`` and ``reads`` cannot be passed to the library: it judges a stale
+base by fuzzy matching of the patch's context, the opposite of S1's
+identity rule ("never guessed by fuzzy matching"). Violations are expected
+and are the finding.
+
+Offsets: the library works on Python strings (code points); the adapter takes
+ASCII only (one byte = one character; multi-byte UTF-8 was not exercised).
+On ASCII it is byte-transparent (no newline handling: it is not line-based),
+so the diff machine's default letters are used. No undo log: capability
+``core`` is not declared (S2, S3 not assessed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from model.diffs import Hunk, Region, check_diff
+from model.errors import StaleBaseError
+from model.reference import check_splice_arguments
+from stateful_tests.adapter import BufferConfig, Capability, CapabilityMissing, Target, UnsupportedOperations
+from stateful_tests.adapters import ascii_text, focused, require_package
+from stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
+
+if TYPE_CHECKING:
+    from diff_match_patch import diff_match_patch  # type: ignore[import-untyped]  # no stubs
+
+PACKAGE = "diff-match-patch"
+
+
+@dataclass(frozen=True)
+class TextSnapshot:
+    """B0: the text when the snapshot was taken."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AppliedPatches:
+    """The handle of an accepted apply: the patches, as ``patch_toText`` prints them."""
+
+    patches: str
+
+
+class DiffMatchPatchAdapter(UnsupportedOperations):
+    """The buffer as a ``str``; diffs made by ``patch_make`` and applied by ``patch_apply``."""
+
+    def __init__(self, config: BufferConfig) -> None:
+        from diff_match_patch import diff_match_patch
+
+        self.dmp: diff_match_patch = diff_match_patch()  # default settings, as users get them
+        self.text = ascii_text(config.initial, PACKAGE)
+
+    def read(self) -> bytes:
+        return self.text.encode("ascii")
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        offset, delete_length, data = check_splice_arguments(len(self.text), offset, delete_length, insert)
+        self.text = self.text[:offset] + ascii_text(data, PACKAGE) + self.text[offset + delete_length :]
+
+    def rollback(self, steps: int) -> None:
+        """Not offered: the library keeps no undo log (capability ``core`` is not declared)."""
+        raise CapabilityMissing("core: diff-match-patch keeps no undo log, so it cannot roll back")
+
+    def snapshot(self) -> object:
+        return TextSnapshot(self.text)
+
+    def apply_diff(
+        self,
+        snapshot: object,
+        mode: str,
+        hunks: Sequence[tuple[int, int, bytes]],
+        reads: Sequence[tuple[int, int]],
+    ) -> object:
+        if not isinstance(snapshot, TextSnapshot):
+            raise TypeError(f"not a snapshot of this adapter: {type(snapshot).__name__}")
+        base = snapshot.text
+        diff_hunks = tuple(Hunk(start, end, replacement) for start, end, replacement in hunks)
+        check_diff(len(base), mode, diff_hunks, tuple(Region(start, end) for start, end in reads))
+        authored = base
+        for hunk in reversed(diff_hunks):
+            authored = authored[: hunk.start] + ascii_text(hunk.replacement, PACKAGE) + authored[hunk.end :]
+        patches: list[Any] = self.dmp.patch_make(base, authored)
+        text, results = self.dmp.patch_apply(patches, self.text)
+        self.text = text  # as the library left it, also when a patch failed
+        failed = [index for index, ok in enumerate(results) if not ok]
+        if failed:
+            raise StaleBaseError(
+                f"patch_apply could not place patch(es) {failed} of {len(results)}"
+                + (
+                    f"; the other {len(results) - len(failed)} were applied"
+                    if len(failed) < len(results)
+                    else ""
+                )
+            )
+        return AppliedPatches(self.dmp.patch_toText(patches))
+
+
+def build_target() -> Target:
+    """The registered ``diff-match-patch`` target; needs ``pip install 'rollcert[thirdparty]'``."""
+    return Target(
+        name="diff-match-patch",
+        version=f"diff-match-patch {require_package(PACKAGE, 'diff_match_patch')}",
+        capabilities=frozenset({Capability.DIFFS}),
+        factory=DiffMatchPatchAdapter,
+        description="diff-match-patch patch_make/patch_apply with default settings (fuzzy match, threshold 0.5)",
+        notes={
+            "mode and reads": "not passed (a patch cannot carry them): patch_apply places patches by fuzzy matching",
+            "core": "not declared: the library keeps no undo log (no rollback, no rollback_diff)",
+        },
+    )
+
+
+def build_focused_target() -> Target:
+    """``diff-match-patch-focused``: positional diffs on a moved base and changed declared reads set aside."""
+    return focused(build_target(), POSITIONAL_ON_MOVED_BASE, DECLARED_READ_CHANGED)
