@@ -13,6 +13,7 @@ import base64
 import datetime
 import json
 import shlex
+from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree
 
@@ -119,7 +120,7 @@ def replay_command(counterexample: Counterexample) -> str:
 # -- counterexamples for people ------------------------------------------------------------
 
 
-def format_steps(steps: tuple[StepRecord, ...] | list[StepRecord]) -> list[str]:
+def format_steps(steps: Sequence[StepRecord]) -> list[str]:
     lines: list[str] = []
     for record in steps:
         lines.append(f"  {record.index}. {record.operation.describe()}")

@@ -37,7 +37,7 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from model.properties import PROPERTIES
+from model.properties import PROPERTIES, Property
 from model.reference import splice_bytes
 from stateful_tests import strategies
 from stateful_tests.adapter import BufferConfig, Capability, Target
@@ -92,7 +92,10 @@ class Tracker:
     """What one property's run did: examples, steps, and situations reached."""
 
     def __init__(self, property_id: str) -> None:
-        self.property = PROPERTIES[property_id]
+        rollback_property = PROPERTIES[property_id]
+        if not isinstance(rollback_property, Property):  # S1-S3 have their own machine
+            raise TypeError(f"{property_id} is not judged by the rollback machines")
+        self.property = rollback_property
         self.examples = 0
         self.steps = 0
         self.reached: Counter[str] = Counter()
