@@ -4,6 +4,7 @@
                      [--markdown PATH] [--junit PATH] [--only R2,R3]
     rollcert specimens [--profile P] [--seed N]   # certify every specimen: the kill matrix
     rollcert replay TARGET --trace JSON            # re-run a counterexample's steps
+    rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] --depth K            # bounded exhaustive search
     rollcert prove [...]                           # the symbolic proofs (see proofs/)
 
@@ -33,7 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     certify = commands.add_parser("certify", help="certify an implementation and print its certificate")
-    certify.add_argument("target", nargs="?", default="bundled", help="bundled (default), specimen:NAME or module:attr")
+    certify.add_argument(
+        "target", nargs="?", default="bundled",
+        help="bundled (default), specimen:NAME, module:attr or 'subprocess:COMMAND ARGS...'",
+    )
     _common(certify)
     certify.add_argument("--json", type=Path, help="write the certificate as JSON")
     certify.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
@@ -54,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--trace", help="the trace as JSON text (as printed after 'Replay:')")
     source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
     replay.add_argument("--property", help="with --certificate: which property's counterexample")
+
+    smoke = commands.add_parser("smoke", help="a handful of operations, one line per check: is the adapter wired up?")
+    smoke.add_argument("target", help="bundled, specimen:NAME, module:attr or 'subprocess:COMMAND ARGS...'")
 
     commands.add_parser("prove", help="run the symbolic proofs (z3); see 'rollcert prove --help'", add_help=False)
     commands.add_parser(
@@ -208,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
             return _certify(args)
         if args.command == "specimens":
             return _specimens(args)
+        if args.command == "smoke":
+            from stateful_tests.smoke import smoke
+            from stateful_tests.targets import resolve_target
+
+            return smoke(resolve_target(args.target))
         return _replay(args)
     except (UsageError, TargetError) as error:
         print(f"rollcert: {error}", file=sys.stderr)

@@ -4,12 +4,15 @@
 - ``specimen:NAME``: a deliberately broken implementation from ``specimens``;
 - ``NAME`` or ``thirdparty:NAME``: a registered third-party package (``textual``,
   ``prompt_toolkit``, ``pycrdt``, ...; see ``stateful_tests.adapters``);
-- ``module:attr``: any importable ``Target`` (or zero-argument callable returning one).
+- ``module:attr``: any importable ``Target`` (or zero-argument callable returning one);
+- ``subprocess:COMMAND ARGS...``: a server speaking ``rollcert-protocol/1`` on its
+  stdin/stdout (see ``docs/protocol.md``), in any language.
 """
 
 from __future__ import annotations
 
 import importlib
+import shlex
 
 from stateful_tests.adapter import Target
 
@@ -23,6 +26,8 @@ def resolve_target(text: str) -> Target:
         from stateful_tests.adapters.bundled import TARGET
 
         return TARGET
+    if text.startswith("subprocess:"):
+        return _subprocess_target(text.removeprefix("subprocess:"))
     if text.startswith("specimen:"):
         from specimens import load_all
 
@@ -63,6 +68,22 @@ def resolve_target(text: str) -> Target:
             "(see README: 'Certify your own implementation')"
         )
     return found
+
+
+def _subprocess_target(command: str) -> Target:
+    """The Target served by ``command``, split as a POSIX shell would split it."""
+    from stateful_tests.adapters.subprocess_client import subprocess_target
+
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:
+        raise TargetError(f"cannot split the server command {command!r}: {error}") from None
+    if not argv:
+        raise TargetError("'subprocess:' needs the server's command line, e.g. 'subprocess:./my_server --flag'")
+    try:
+        return subprocess_target(argv)
+    except ValueError as error:  # a bad $ROLLCERT_PROTOCOL_TIMEOUT
+        raise TargetError(str(error)) from None
 
 
 def _third_party_location(text: str) -> str:

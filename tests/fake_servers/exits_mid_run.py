@@ -1,0 +1,18 @@
+"""Dies on the first rollback, saying why on stderr (as a crashing server would)."""
+
+import os
+import sys
+
+from stateful_tests.protocol import Request
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class ExitingServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        if request.op == "rollback":
+            print("fake server: out of memory while rolling back", file=sys.stderr, flush=True)
+            os._exit(70)
+        return super().reply(request)
+
+
+sys.exit(main(ExitingServer()))

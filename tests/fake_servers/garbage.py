@@ -1,0 +1,16 @@
+"""Answers every rollback with a line that is not JSON."""
+
+import sys
+
+from stateful_tests.protocol import Request
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class GarbageServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        if request.op == "rollback":
+            return b"Segmentation fault (core dumped)\n"
+        return super().reply(request)
+
+
+sys.exit(main(GarbageServer()))

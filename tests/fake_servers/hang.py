@@ -1,0 +1,17 @@
+"""Never answers a rollback: it sleeps instead."""
+
+import sys
+import time
+
+from stateful_tests.protocol import Request
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class HangingServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        if request.op == "rollback":
+            time.sleep(3600)
+        return super().reply(request)
+
+
+sys.exit(main(HangingServer()))

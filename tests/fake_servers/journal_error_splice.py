@@ -1,0 +1,19 @@
+"""A well-formed but wrong answer: refuses every splice with JournalError.
+
+Not a protocol violation: the certificate must say ``violated``, not ``error``.
+"""
+
+import sys
+
+from stateful_tests.protocol import Request, error_line
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class RefusingServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        if request.op == "splice":
+            return error_line(request.id, "JournalError", "the journal is read-only")
+        return super().reply(request)
+
+
+sys.exit(main(RefusingServer()))

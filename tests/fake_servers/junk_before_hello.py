@@ -1,0 +1,9 @@
+"""Prints a banner on stdout before the handshake (stdout belongs to the protocol)."""
+
+import sys
+
+from stateful_tests.protocol_server import main
+
+sys.stdout.write("Loading model weights... done\n")
+sys.stdout.flush()
+sys.exit(main())

@@ -1,0 +1,17 @@
+"""Answers every splice with the id of the next request."""
+
+import sys
+
+from stateful_tests.protocol import Request, success_line
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class WrongIdServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        answer = super().reply(request)
+        if request.op == "splice":
+            return success_line(request.id + 1, None)
+        return answer
+
+
+sys.exit(main(WrongIdServer()))

@@ -1,0 +1,17 @@
+"""Answers every read with a number instead of base64 text."""
+
+import sys
+
+from stateful_tests.protocol import Request, success_line
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class WrongTypesServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        answer = super().reply(request)
+        if request.op == "read":
+            return success_line(request.id, 42)
+        return answer
+
+
+sys.exit(main(WrongTypesServer()))

@@ -1,0 +1,17 @@
+"""Introduces itself with a protocol version rollcert does not speak."""
+
+import sys
+
+from stateful_tests.protocol import Request, success_line
+from stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class FutureServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        if request.op == "hello":
+            hello = {"protocol": "rollcert-protocol/99", "name": "future", "version": "9", "capabilities": ["core"]}
+            return success_line(request.id, hello)
+        return super().reply(request)
+
+
+sys.exit(main(FutureServer()))

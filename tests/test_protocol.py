@@ -1,0 +1,278 @@
+"""The subprocess protocol (``rollcert-protocol/1``), end to end with real processes.
+
+The reference server must certify as the in-process bundled target does; each
+fake misbehaving server (``tests/fake_servers``) must give the verdict ``error``
+with a reason naming its misbehaviour — never ``violated``, never a crash of the
+harness — while a server that answers well-formed but wrong replies is judged
+``violated``: protocol errors and wrong answers are told apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model.errors import JournalError, UnreachableRollbackError
+from stateful_tests.adapter import BufferConfig, Capability, HarnessError
+from stateful_tests.adapters.bundled import TARGET as BUNDLED
+from stateful_tests.adapters.subprocess_client import (
+    HandshakeError,
+    RemoteBuffer,
+    ServerConnection,
+    ServerReportedError,
+    SubprocessServer,
+    exception_for_kind,
+    subprocess_target,
+)
+from stateful_tests.certify import certify
+from stateful_tests.cli import main
+from stateful_tests.protocol import (
+    PROTOCOL_VERSION,
+    WIRE_CAPABILITIES,
+    ErrorReply,
+    ProtocolError,
+    Request,
+    decode_line,
+    decode_reply,
+    decode_request,
+)
+
+FAKES = Path(__file__).parent / "fake_servers"
+REFERENCE = [sys.executable, "-m", "stateful_tests.protocol_server"]
+REFERENCE_TEXT = f"subprocess:{sys.executable} -m stateful_tests.protocol_server"
+#: Short, so the hanging fake is cut quickly; ample for a local server that answers.
+TIMEOUT = 1.0
+
+
+def fake(name: str) -> list[str]:
+    return [sys.executable, str(FAKES / f"{name}.py")]
+
+
+# -- the reference server --------------------------------------------------------------
+
+
+def test_reference_server_certifies_like_the_in_process_bundled_target() -> None:
+    chosen = ("R0", "R2", "R3")
+    remote = certify(subprocess_target(REFERENCE), only=chosen)
+    local = certify(BUNDLED, only=chosen)
+    remote_verdicts = {pid: result.verdict for pid, result in remote.results.items()}
+    assert remote_verdicts == {pid: result.verdict for pid, result in local.results.items()}
+    assert remote_verdicts == {pid: "passed" for pid in chosen}
+    for result in remote.results.values():
+        assert result.steps > 0 and all(count > 0 for count in result.coverage.values()), result
+    assert remote.exit_status == 0
+
+
+def test_reference_server_declares_what_the_wire_carries() -> None:
+    target = subprocess_target(REFERENCE)
+    assert target.capabilities == WIRE_CAPABILITIES
+    assert target.name == f"subprocess:{shlex.join(REFERENCE)}"  # the TARGET text, so replay lines work
+    assert target.notes["server"] == "rollcert-journaled-buffer"
+
+
+def test_cli_certify_and_smoke_over_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", REFERENCE_TEXT, "--only", "R1"]) == 0
+    assert "R1        passed" in capsys.readouterr().out
+    assert main(["smoke", REFERENCE_TEXT]) == 0
+    report = capsys.readouterr().out
+    assert "10 ok, 0 failed, 0 skipped" in report and "FAIL" not in report
+
+
+def test_one_server_hosts_many_buffers_and_their_checkpoints() -> None:
+    server = SubprocessServer(REFERENCE, TIMEOUT)
+    try:
+        first, second = server.new_buffer(BufferConfig(b"abc")), server.new_buffer(BufferConfig(b"xyz"))
+        assert isinstance(first, RemoteBuffer) and isinstance(second, RemoteBuffer)
+        assert first.connection is second.connection and first.buffer_id != second.buffer_id
+        token = first.checkpoint()
+        first.splice(1, 1, b"QQ")
+        second.splice(0, 3, b"")
+        assert (first.read(), second.read(), first.depth(), first.revision()) == (b"aQQc", b"", 1, 1)
+        with pytest.raises(UnreachableRollbackError):  # another buffer's checkpoint, refused by kind
+            second.rollback_to(token)
+        first.rollback_to(token)
+        assert first.read() == b"abc"
+        with pytest.raises(UnreachableRollbackError):
+            first.rollback(1)
+        with pytest.raises(TypeError):  # refused before the wire: JSON cannot tell True from 1 faithfully
+            first.splice(True, 0, b"x")
+        with pytest.raises(TypeError):
+            first.rollback_to(object())
+        first.close()
+        assert second.read() == b""  # the connection survived the refusals and the close
+    finally:
+        server.close()
+    assert server.connection.process.returncode == 0  # closing stdin let it exit cleanly
+
+
+def test_a_broken_server_is_restarted_for_the_next_buffer() -> None:
+    server = SubprocessServer(fake("exits_mid_run"), TIMEOUT)
+    try:
+        buffer = server.new_buffer(BufferConfig(b"ab"))
+        buffer.splice(0, 0, b"x")
+        first_process = server.connection.process
+        with pytest.raises(HarnessError, match=r"status 70.*out of memory"):
+            buffer.rollback(1)
+        with pytest.raises(HarnessError, match="stopped"):
+            buffer.read()
+        buffer.close()  # nothing to close on a dead server; must not hide the first error
+        again = server.new_buffer(BufferConfig(b"cd"))
+        assert again.read() == b"cd" and server.connection.process is not first_process
+    finally:
+        server.close()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_javascript_example_server_is_certified_on_what_it_declares() -> None:
+    script = Path(__file__).parent.parent / "examples" / "protocol" / "buffer_server.js"
+    certificate = certify(subprocess_target(["node", str(script)]), only=("R0", "R1", "R2", "R3"))
+    verdicts = {pid: result.verdict for pid, result in certificate.results.items()}
+    assert verdicts == {"R0": "passed", "R1": "not_assessed", "R2": "passed", "R3": "passed"}, certificate.results
+    assert certificate.exit_status == 0
+
+
+# -- fake misbehaving servers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        ("garbage", "not JSON (Expecting value): 'Segmentation fault"),
+        ("hang", f"no reply to request {{}} (rollback) within the {TIMEOUT:g} s timeout"),
+        ("exits_mid_run", "exited with status 70; its last stderr lines: fake server: out of memory"),
+        ("wrong_types", "(read): result must be base64 text, got integer 42"),
+        ("wrong_id", "(splice) carries id integer"),
+        ("wrong_version", "the server speaks 'rollcert-protocol/99'"),
+        ("junk_before_hello", "handshake failed: protocol violation: the line is not JSON"),
+    ],
+)
+def test_a_misbehaving_server_is_an_error_never_a_violation(script: str, reason: str) -> None:
+    certificate = certify(subprocess_target(fake(script), timeout=TIMEOUT), only=("R0",))
+    result = certificate.results["R0"]
+    assert result.verdict == "error", result.reason
+    before, _, after = reason.partition("{}")
+    assert before in result.reason and after in result.reason, result.reason
+    assert certificate.exit_status == 2
+
+
+def test_a_bad_handshake_is_refused_with_a_typed_error() -> None:
+    with pytest.raises(HandshakeError, match=r"rollcert-protocol/99.*speaks 'rollcert-protocol/1'"):
+        ServerConnection(fake("wrong_version"), TIMEOUT)
+
+
+def test_a_documented_kind_given_wrongly_is_a_violation_not_an_error() -> None:
+    result = certify(subprocess_target(fake("journal_error_splice"), timeout=TIMEOUT), only=("R0",)).results["R0"]
+    assert result.verdict == "violated", result.reason
+    assert result.counterexample is not None
+    last = result.counterexample.steps[-1]
+    assert (last.expected.error, last.actual.error) == (None, "JournalError")
+
+
+def test_an_undocumented_kind_is_a_wrong_answer() -> None:
+    result = certify(subprocess_target(fake("undocumented_kind"), timeout=TIMEOUT), only=("R0",)).results["R0"]
+    assert result.verdict == "violated" and "undocumented:Panic" in result.reason, result.reason
+
+
+def test_error_kinds_map_to_the_documented_exceptions() -> None:
+    assert type(exception_for_kind("JournalError", "full")) is JournalError
+    panic = exception_for_kind("Panic", "boom")
+    assert isinstance(panic, ServerReportedError) and type(panic).__name__ == "Panic"
+    assert type(exception_for_kind("Panic", "again")) is type(panic)
+
+
+def test_smoke_reports_a_broken_handshake_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["smoke", f"subprocess:{sys.executable} {FAKES / 'wrong_version.py'}"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("FAIL") for line in lines) == 1
+    assert "rollcert-protocol/99" in next(line for line in lines if line.startswith("FAIL"))
+
+
+@pytest.mark.parametrize("target", ["subprocess:", "subprocess:'unterminated", "subprocess:no-such-server-xyz"])
+def test_unusable_server_commands_are_target_errors(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", target]) == 3
+    error = capsys.readouterr().err
+    assert error.startswith("rollcert: ") and "Traceback" not in error
+
+
+# -- the reference server's side of the wire ---------------------------------------------
+
+
+def test_server_answers_malformed_requests_with_protocol_errors_and_keeps_serving() -> None:
+    lines = [
+        "this is not json",
+        json.dumps({"id": 1, "op": "fly"}),
+        json.dumps({"id": 2, "op": "hello", "protocol": PROTOCOL_VERSION}),
+        json.dumps({"id": 3, "op": "new", "initial": "YWJj", "capacity": None, "policy": "reject"}),
+        json.dumps({"id": 4, "op": "splice", "buffer": "b1", "offset": True, "delete_length": 0, "insert": ""}),
+        json.dumps({"id": 5, "op": "read", "buffer": "b99"}),
+        json.dumps({"id": 6, "op": "splice", "buffer": "b1", "offset": 9, "delete_length": 0, "insert": "eA=="}),
+        json.dumps({"id": 7, "op": "read", "buffer": "b1"}),
+    ]
+    completed = subprocess.run(
+        REFERENCE, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60, check=True
+    )
+    replies = [json.loads(line) for line in completed.stdout.splitlines()]
+    assert len(replies) == len(lines)
+    kinds = [reply["error"]["kind"] if not reply["ok"] else None for reply in replies]
+    assert kinds == ["ProtocolError", "ProtocolError", None, None, "ProtocolError", "ProtocolError", "ValueError", None]
+    assert [reply["id"] for reply in replies] == [None, 1, 2, 3, 4, 5, 6, 7]
+    assert replies[2]["result"]["protocol"] == PROTOCOL_VERSION
+    assert replies[7]["result"] == "YWJj"  # the refused splice changed nothing
+
+
+# -- the wire format's validation ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "reply", "complaint"),
+    [
+        ("depth", {"id": 7, "ok": True, "result": True}, "must be an integer, got boolean true"),
+        ("depth", {"id": 8, "ok": True, "result": 1}, "carries id integer 8; expected 7"),
+        ("read", {"id": 7, "ok": True, "result": "***"}, "not valid base64"),
+        ("read", {"id": 7, "ok": True}, "no 'result'"),
+        ("read", {"id": 7, "ok": "yes", "result": ""}, "'ok' must be true or false"),
+        ("splice", {"id": 7, "ok": False, "error": "bad"}, "not an object"),
+        ("splice", {"id": 7, "ok": False, "error": {"kind": 3}}, "'kind' must be a non-empty string"),
+        ("splice", {"id": 7, "ok": True, "result": 0}, "result must be null"),
+    ],
+)
+def test_malformed_replies_are_explained(op: str, reply: dict[str, object], complaint: str) -> None:
+    arguments = {"buffer": "b1", "offset": 0, "delete_length": 0, "insert": b""} if op == "splice" else {"buffer": "b1"}
+    with pytest.raises(ProtocolError, match=re.escape(complaint)):
+        decode_reply(reply, Request(7, op, arguments))
+
+
+def test_hello_must_declare_core_and_only_capabilities_the_wire_carries() -> None:
+    request = Request(1, "hello", {"protocol": PROTOCOL_VERSION})
+
+    def hello(capabilities: list[str]) -> dict[str, object]:
+        result = {"protocol": PROTOCOL_VERSION, "name": "x", "version": "1", "capabilities": capabilities}
+        return {"id": 1, "ok": True, "result": result}
+
+    with pytest.raises(ProtocolError, match="cannot carry"):
+        decode_reply(hello(["core", Capability.DIFFS.value]), request)
+    with pytest.raises(ProtocolError, match="does not exist"):
+        decode_reply(hello(["core", "teleport"]), request)
+    with pytest.raises(ProtocolError, match="'core'"):
+        decode_reply(hello(["depth"]), request)
+    assert decode_reply({"id": 1, "ok": False, "error": {"kind": "X", "message": "m"}}, request) == ErrorReply("X", "m")
+
+
+def test_requests_are_validated_and_round_trip() -> None:
+    request = Request(3, "splice", {"buffer": "b1", "offset": 2, "delete_length": 1, "insert": b"\x00\xff"})
+    assert decode_request(decode_line(request.encode())) == request
+    with pytest.raises(ProtocolError, match="missing field 'insert'"):
+        decode_request({"id": 1, "op": "splice", "buffer": "b1", "offset": 0, "delete_length": 0})
+    with pytest.raises(ProtocolError, match="'id' must be an integer"):
+        decode_request({"id": "1", "op": "read", "buffer": "b1"})
+    with pytest.raises(ProtocolError, match="not an object"):
+        decode_line(b"[1, 2]\n")
+    with pytest.raises(ProtocolError, match="not UTF-8"):
+        decode_line(b"\xff\xfe\n")
