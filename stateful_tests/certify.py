@@ -10,12 +10,14 @@ violation, but the run never reached some situation, so it proves nothing;
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure, HypothesisException
-from hypothesis.stateful import get_state_machine_test
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
 from model.diffs import DIFF_PROPERTIES
 from model.properties import ALL_PROPERTY_IDS, PROPERTIES
@@ -115,30 +117,68 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
         )
     tracker = Tracker(property_id)
     machine = build_machine(target, property_id, tracker)
+    return run_to_verdict(
+        machine, tracker, tracker.property.situations, PropertyResult(property_id, "passed", prop.title),
+        target=target, profile=profile, seed=seed, minimise=lambda violation: minimise(target, violation),
+    )
+
+
+class _Situation(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+
+
+class _Tracker(Protocol):
+    examples: int
+    steps: int
+    reached: Counter[str]
+
+
+def run_to_verdict(
+    machine: type[RuleBasedStateMachine],
+    tracker: _Tracker,
+    situations: Sequence[_Situation],
+    result: PropertyResult,
+    *,
+    target: Target,
+    profile: Profile,
+    seed: int,
+    minimise: Callable[[Violation], Violation],
+) -> PropertyResult:
+    """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
+    situation was reached) and turn what happened into ``result``'s verdict.
+
+    The one place where a run becomes a verdict, for the rollback machines and
+    the diff machines alike: a :class:`Violation` is minimised into a
+    counterexample; a harness failure, a non-deterministic SUT or an unexpected
+    exception is ``error``; a clean run that missed a situation is ``unknown``.
+    """
     started = time.perf_counter()
-    result = PropertyResult(property_id, "passed", prop.title)
     try:
         for round_number in range(profile.rounds):
             round_seed = seed + round_number * ROUND_SEED_STRIDE
             test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
             hypothesis_seed(round_seed)(test)()
-            if all(tracker.reached[s.name] for s in prop.situations):
+            if all(tracker.reached[s.name] for s in situations):
                 break
     except BaseException as raised:  # every failure becomes a verdict
         error = _first_violation(raised)
         if isinstance(error, Violation):
-            error = minimise(target, error)
+            error = minimise(error)
+            config = error.config
             result.verdict = "violated"
             result.reason = error.explanation
             result.counterexample = Counterexample(
-                property_id,
+                result.property_id,
                 target.name,
-                error.config.initial,
-                error.config.capacity,
-                error.config.policy,
+                config.initial,
+                config.capacity,
+                config.policy,
                 tuple(error.steps),
                 error.explanation,
-                error.config.durable,
+                config.durable,
             )
         elif isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
@@ -156,9 +196,9 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
             result.reason = f"the adapter raised {type(error).__name__}: {error}"
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
-    result.coverage = {s.name: tracker.reached[s.name] for s in prop.situations}
+    result.coverage = {s.name: tracker.reached[s.name] for s in situations}
     if result.verdict == "passed":
-        result.missing_situations = [s.description for s in prop.situations if not tracker.reached[s.name]]
+        result.missing_situations = [s.description for s in situations if not tracker.reached[s.name]]
         if result.missing_situations:
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)

@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import note
-from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.errors import FlakyFailure, HypothesisException
-from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from model.diffs import (
     DIFF_PROPERTIES,
@@ -66,7 +63,7 @@ from stateful_tests.adapter import (
     SystemUnderTest,
     Target,
 )
-from stateful_tests.certify import ROUND_SEED_STRIDE, Counterexample, PropertyResult
+from stateful_tests.certify import PropertyResult, run_to_verdict
 from stateful_tests.judge import Observed, StepRecord, Violation, explain
 from stateful_tests.profiles import Profile
 
@@ -719,12 +716,6 @@ def minimise_diff(target: Target, violation: Violation) -> Violation:
 # -- certification -------------------------------------------------------------------------------
 
 
-def _first_failure(error: BaseException) -> BaseException:
-    if isinstance(error, BaseExceptionGroup):
-        return _first_failure(error.exceptions[0])
-    return error
-
-
 def certify_diff_property(target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
     """Run the diff machine of S1, S2 or S3 and decide its verdict.
 
@@ -738,42 +729,11 @@ def certify_diff_property(target: Target, property_id: str, profile: Profile, se
         return PropertyResult(property_id, "not_assessed", prop.title, reason=f"the target lacks the capability: {names}")
     tracker = DiffTracker(property_id)
     machine = build_diff_machine(target, property_id, tracker)
-    started = time.perf_counter()
-    result = PropertyResult(property_id, "passed", prop.title)
-    try:
-        for round_number in range(profile.rounds):
-            test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
-            hypothesis_seed(seed + round_number * ROUND_SEED_STRIDE)(test)()
-            if all(tracker.reached[s.name] for s in prop.situations):
-                break
-    except BaseException as raised:  # every failure becomes a verdict
-        error = _first_failure(raised)
-        if isinstance(error, Violation):
-            error = minimise_diff(target, error)
-            result.verdict = "violated"
-            result.reason = error.explanation
-            result.counterexample = Counterexample(
-                property_id, target.name, error.config.initial, None, "reject", tuple(error.steps), error.explanation
-            )
-        elif isinstance(error, (KeyboardInterrupt, SystemExit)):
-            raise
-        elif isinstance(error, FlakyFailure):
-            result.verdict, result.reason = "error", f"the SUT is not deterministic: {error}"
-        elif isinstance(error, HarnessError):
-            result.verdict, result.reason = "error", f"the adapter or the SUT broke: {error}"
-        elif isinstance(error, HypothesisException):
-            result.verdict, result.reason = "error", f"the test harness failed: {type(error).__name__}: {error}"
-        else:
-            result.verdict, result.reason = "error", f"the adapter raised {type(error).__name__}: {error}"
-    result.seconds = round(time.perf_counter() - started, 3)
-    result.examples, result.steps = tracker.examples, tracker.steps
-    result.coverage = {s.name: tracker.reached[s.name] for s in prop.situations}
+    result = run_to_verdict(
+        machine, tracker, prop.situations, PropertyResult(property_id, "passed", prop.title),
+        target=target, profile=profile, seed=seed, minimise=lambda violation: minimise_diff(target, violation),
+    )
     result.figures = precision_figures(tracker.model_accepts, tracker.sut_accepts)
-    if result.verdict == "passed":
-        result.missing_situations = [s.description for s in prop.situations if not tracker.reached[s.name]]
-        if result.missing_situations:
-            result.verdict = "unknown"
-            result.reason = "the run never reached: " + "; ".join(result.missing_situations)
     return result
 
 
