@@ -64,7 +64,7 @@ from stateful_tests.adapter import (
     Target,
 )
 from stateful_tests.certify import PropertyResult, run_to_verdict
-from stateful_tests.judge import Observed, StepRecord, Violation, explain
+from stateful_tests.judge import Observed, StepRecord, Violation, explain, observe
 from stateful_tests.profiles import Profile
 
 DIFF_TRACE_SCHEMA = "rollcert-diff-trace/1"
@@ -209,15 +209,7 @@ class DiffSession:
         )
 
     def observe_sut(self, error: str | None) -> Observed:
-        buffer = self.sut.read()
-        if not isinstance(buffer, bytes):
-            raise HarnessError(f"read() returned {type(buffer).__name__}, not bytes")
-        return Observed(
-            error,
-            buffer,
-            self.sut.depth() if self._tracks_depth else None,
-            self.sut.revision() - self._revision_base if self._tracks_revision else None,
-        )
+        return observe(self.sut, error, self._tracks_depth, self._tracks_revision, self._revision_base)
 
     def predict(self, operation: DiffOperation) -> DiffOutcome:
         if set_aside(self.target, self.model, operation):

@@ -126,6 +126,23 @@ def explain(record: StepRecord) -> str:
     return " ".join(lines)
 
 
+def observe(
+    sut: SystemUnderTest, error: str | None, tracks_depth: bool, tracks_revision: bool, revision_base: int
+) -> Observed:
+    """What can be seen of the SUT: its bytes, and its depth and revision (counted
+    from ``revision_base``) where it reports them. A non-bytes read is the
+    adapter's fault, not a verdict."""
+    buffer = sut.read()
+    if not isinstance(buffer, bytes):
+        raise HarnessError(f"read() returned {type(buffer).__name__}, not bytes")
+    return Observed(
+        error,
+        buffer,
+        sut.depth() if tracks_depth else None,
+        sut.revision() - revision_base if tracks_revision else None,
+    )
+
+
 @dataclass
 class Session:
     """One model and one SUT, stepped together."""
@@ -171,15 +188,7 @@ class Session:
         )
 
     def observe_sut(self, error: str | None) -> Observed:
-        buffer = self.sut.read()
-        if not isinstance(buffer, bytes):
-            raise HarnessError(f"read() returned {type(buffer).__name__}, not bytes")
-        return Observed(
-            error,
-            buffer,
-            self.sut.depth() if self._tracks_depth else None,
-            self.sut.revision() - self._revision_base if self._tracks_revision else None,
-        )
+        return observe(self.sut, error, self._tracks_depth, self._tracks_revision, self._revision_base)
 
     # -- stepping ------------------------------------------------------------------
 
