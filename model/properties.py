@@ -170,6 +170,12 @@ def _divergence_met(before: ModelState, operation: Operation, outcome: Outcome) 
     return _is_rollback(operation) and outcome.error is DivergenceError
 
 
+def _rollback_to_meets_write(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A rollback_to refused because the way back crosses an out-of-log write:
+    a checkpoint is no licence to jump over it."""
+    return isinstance(operation, RollbackTo) and outcome.error is DivergenceError
+
+
 def _undo_above_write(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
     """A record made on top of an out-of-log write was undone normally."""
     return (
@@ -305,6 +311,11 @@ R4 = Property(
     detection only writes that touch the span being restored.""",
     (
         Situation("divergence_met", "a rollback that met an out-of-log write", _divergence_met),
+        Situation(
+            "rollback_to_meets_write",
+            "a rollback_to refused because the way back crosses an out-of-log write",
+            _rollback_to_meets_write,
+        ),
         Situation("undo_above_write", "a record made on top of an out-of-log write undone normally", _undo_above_write),
         Situation("adopt", "the current buffer adopted after a divergence", _adopt_after_divergence),
         Situation("write_below_records", "an out-of-log write with records below it", _out_of_log_write),

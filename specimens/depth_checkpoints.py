@@ -21,6 +21,8 @@ class DepthToken:
     "depth_checkpoints",
     breaks={"R3"},
     also_caught_by={
+        "R4": "its machine takes checkpoints and rolls back then edits again, so a dead "
+        "checkpoint's depth comes back and rollback_to lands on the new state",
         "R6": "eviction moves the horizon, so every state's depth drops by one: a "
         "token now lands one state too new, and a token on the evicted horizon, "
         "which the model has killed, still rolls back to the new horizon",

@@ -48,7 +48,16 @@ RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
     "R1": ("splice", "rollback_one", "arm_journal_fault"),
     "R2": ("splice", "rollback_one"),
     "R3": ("splice", "rollback_many", "checkpoint", "rollback_to", "branch"),
-    "R4": ("splice", "rollback_many", "out_of_log_write", "adopt_current"),
+    # rollback_to is a rollback too: it must meet an out-of-log write the same way.
+    "R4": (
+        "splice",
+        "rollback_many",
+        "out_of_log_write",
+        "adopt_current",
+        "checkpoint",
+        "rollback_to",
+        "write_behind_checkpoint",
+    ),
     "R6": ("splice", "rollback_many", "checkpoint", "rollback_to"),
     "R5": (
         "splice",
@@ -81,6 +90,7 @@ RULE_CAPABILITY: dict[str, Capability] = {
     "arm_journal_fault": Capability.JOURNAL_FAULTS,
     "out_of_log_write": Capability.OUT_OF_LOG_WRITES,
     "adopt_current": Capability.ADOPT,
+    "write_behind_checkpoint": Capability.OUT_OF_LOG_WRITES,
     "compact": Capability.DURABILITY,
     "crash_during": Capability.DURABILITY,
     "restart": Capability.DURABILITY,
@@ -213,18 +223,25 @@ def checkpoint(machine: RollbackMachine) -> None:
 @precondition(lambda machine: machine.session is not None and bool(machine.live.model.checkpoints))
 @rule(data=st.data())
 def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
-    # Dead checkpoints taken at a depth the buffer has reached again come first:
-    # that is where a checkpoint that is "just a depth" lands on the wrong state.
+    # Two kinds of checkpoint are worth most, and are drawn three times as often
+    # (and shrunk to first): a dead one taken at a depth the buffer has reached
+    # again — where a checkpoint that is "just a depth" lands on the wrong state —
+    # and a live one whose way back crosses an out-of-log write, which a
+    # rollback_to that jumps to a stored copy would erase without a word.
     state = machine.live.model
     count = len(state.checkpoints)
     live = set(state.serials)
 
     def lure(index: int) -> bool:
         serial, depth_taken = state.checkpoints[index]
-        return serial not in live and depth_taken <= state.depth
+        if serial not in live:
+            return depth_taken <= state.depth
+        target_depth = state.serials.index(serial)
+        return any(target_depth < barrier <= state.depth for barrier in state.barriers)
 
     ranked: list[int] = sorted(range(count), key=lambda index: (not lure(index), -index))
-    order: list[int | None] = list(ranked)
+    lures = [index for index in ranked if lure(index)]
+    order: list[int | None] = [*lures, *lures, *ranked]
     # Last (and rarest to shrink to): a checkpoint of another buffer.
     if Capability.CHECKPOINTS in machine.target.capabilities:
         order.append(None)
@@ -247,10 +264,25 @@ def out_of_log_write(machine: RollbackMachine, data: st.DataObject) -> None:
     # Only writes that change the bytes, and at most one barrier per depth: a
     # write that changes nothing, or undoes an earlier one, is not a divergence
     # a content check could see, and the rules do not ask it to.
+    _out_of_log_write_from(machine, data)
+
+
+def _out_of_log_write_from(machine: RollbackMachine, data: st.DataObject) -> None:
     state = machine.live.model
     offset, delete_length, insert = _draw_edit(machine, data)
     assume(splice_bytes(state.current, offset, delete_length, insert) != state.current)
     machine.run(OutOfLogWrite(offset, delete_length, insert))
+
+
+@rule(data=st.data())
+def write_behind_checkpoint(machine: RollbackMachine, data: st.DataObject) -> None:
+    """A checkpoint, an edit on top of it, then a write behind the journal's
+    back: the way back to that checkpoint now crosses the write, and a
+    rollback_to must refuse it rather than jump to what the checkpoint named."""
+    machine.run(TakeCheckpoint())
+    _splice_from(machine, data)
+    if machine.live.model.depth not in machine.live.model.barriers:
+        _out_of_log_write_from(machine, data)
 
 
 @rule()
@@ -320,6 +352,7 @@ RULES: dict[str, Callable[..., Any]] = {
     "arm_journal_fault": arm_journal_fault,
     "out_of_log_write": out_of_log_write,
     "adopt_current": adopt_current,
+    "write_behind_checkpoint": write_behind_checkpoint,
     "bad_splice": bad_splice,
     "compact": compact,
     "crash_during": crash_during,

@@ -44,6 +44,8 @@ MACHINES_QUICK_SEED_0: dict[str, int | None] = {
     "fifo_replay": 3,
     "first_match_scan": None,
     "no_divergence_check": 3,
+    "non_atomic_rollback": 2,
+    "snapshot_jump": 3,
 }
 
 

@@ -34,6 +34,8 @@ def test_every_specimen_named_in_the_issue_is_registered() -> None:
         "torn_tail_applied",
         "mutate_before_fsync",
         "skip_bad_record",
+        "non_atomic_rollback",
+        "snapshot_jump",
     } <= set(SPECIMENS)
     for name, specimen in load_all().items():
         assert specimen.story, f"{name} has no story"

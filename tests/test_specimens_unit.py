@@ -40,6 +40,8 @@ from specimens.evict_newest import EvictNewestBuffer
 from specimens.fifo_replay import FifoReplayBuffer
 from specimens.first_match_scan import FirstMatchScanBuffer
 from specimens.no_divergence_check import NoDivergenceCheckBuffer
+from specimens.non_atomic_rollback import NonAtomicRollbackBuffer
+from specimens.snapshot_jump import SnapshotJumpBuffer
 
 Observed = tuple[bytes, int, int]
 
@@ -285,11 +287,28 @@ SPECIMEN_SCENARIOS: dict[str, tuple[type[Any], Scenario]] = {
         EvictNewestBuffer,
         Scenario((Splice(0, 0, b"a"), Splice(1, 0, b"b"), Rollback(1)), capacity=1, policy="evict_oldest"),
     ),
+    # One record, rollback(2): refused, nothing changes. The specimen undoes the
+    # record first and only then raises: the error arrives with "" at depth 0.
+    "non_atomic_rollback": (
+        NonAtomicRollbackBuffer,
+        Scenario((Splice(0, 0, b"a"), Rollback(2))),
+    ),
+    # Undoing back to the checkpoint would cross the out-of-log "z": refused.
+    # The specimen puts its stored copy back and the "z" is silently gone.
+    "snapshot_jump": (
+        SnapshotJumpBuffer,
+        Scenario((TakeCheckpoint(), Splice(0, 0, b"a"), OutOfLogWrite(0, 0, b"z"), RollbackTo(0))),
+    ),
 }
 
 #: One scenario per ``also_caught_by`` claim, built only from the operations of
 #: the machine that claim names, showing that it can indeed see the bug.
 ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
+    ("depth_checkpoints", "R4"): Scenario(
+        (Splice(0, 0, b"a"), TakeCheckpoint(), Rollback(1), Splice(0, 0, b"b"), RollbackTo(0))
+    ),
+    ("non_atomic_rollback", "R4"): Scenario((Splice(0, 0, b"a"), Rollback(2))),
+    ("non_atomic_rollback", "R6"): Scenario((Splice(0, 0, b"a"), Rollback(2)), capacity=2),
     ("best_effort_log", "R6"): Scenario((Splice(0, 0, b"a"), Splice(0, 0, b"a")), capacity=1),
     ("fifo_replay", "R4"): Scenario(
         (
@@ -385,6 +404,7 @@ def _final_bytes(buffer_class: type[Any], scenario: Scenario) -> bytes:
         ("depth_checkpoints", b"b"),
         ("no_divergence_check", b"a"),
         ("evict_newest", b"b"),
+        ("snapshot_jump", b""),
     ],
 )
 def test_the_specimen_hands_back_these_bytes_without_an_error(name: str, wrong_bytes: bytes) -> None:
