@@ -97,6 +97,11 @@ RULE_CAPABILITY: dict[str, Capability] = {
     "corrupt_record": Capability.DURABILITY,
 }
 
+#: Rules made of operations of two capabilities need the second one as well.
+RULE_SECOND_CAPABILITY: dict[str, Capability] = {
+    "write_behind_checkpoint": Capability.CHECKPOINTS,
+}
+
 
 class Tracker:
     """What one property's run did: examples, steps, and situations reached."""
@@ -367,7 +372,12 @@ def rules_for(property_id: str, capabilities: frozenset[Capability]) -> tuple[st
     # machine (R5), whose violations are folded into R0's verdict.
     every_rule = tuple(name for name in RULES if RULE_CAPABILITY.get(name) is not Capability.DURABILITY)
     names = RULES_BY_PROPERTY.get(property_id, every_rule)
-    return tuple(n for n in names if n not in RULE_CAPABILITY or RULE_CAPABILITY[n] in capabilities)
+    return tuple(
+        n
+        for n in names
+        if (n not in RULE_CAPABILITY or RULE_CAPABILITY[n] in capabilities)
+        and (n not in RULE_SECOND_CAPABILITY or RULE_SECOND_CAPABILITY[n] in capabilities)
+    )
 
 
 def missing_capabilities(property_id: str, target: Target) -> frozenset[Capability]:
