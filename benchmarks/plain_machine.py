@@ -1,0 +1,584 @@
+"""The "plain machine" of SPEC §7, and the suite measured against it.
+
+SPEC §7 asks the suite to be "at least 10x faster than the plain machine": a
+Hypothesis ``RuleBasedStateMachine`` such as a competent user would write without
+rollcert's targeting. This module builds that machine for a (target, property)
+pair and compares it with rollcert's machine of the same property:
+
+- **Same operations.** The plain machine has exactly the rules rollcert's machine
+  of the property has on the target (``stateful_tests.machines.rules_for``), with
+  the same validity preconditions (no rollback at depth 0; an out-of-log write
+  must change the bytes, at most one barrier per depth), and judges every step
+  through the same :class:`stateful_tests.judge.Session`. rollcert's composite
+  rules (``branch``: roll back then splice; ``write_behind_checkpoint``:
+  checkpoint, splice, out-of-log write) are kept too, with uniform draws, so
+  the plain machine is if anything stronger than a hand-written one. Only the
+  *search* differs: strategies and minimiser.
+- **Uniform strategies.** The initial buffer and inserted text are
+  ``st.binary()`` (all 256 byte values; ``--alphabet printable`` draws from the
+  95 printable ASCII characters instead); offsets are uniform in ``0..len``,
+  delete lengths in ``0..len-offset``; a rollback's steps are uniform in
+  ``1..depth``; ``rollback_to`` picks one of the checkpoints (or another
+  buffer's checkpoint, which rollcert's machine also offers) uniformly.
+  Capacity (bounded properties) is uniform in 1..4 and the policy is either, as
+  in rollcert's machine.
+- **Hypothesis's own shrinking on** (the default phases, explain included):
+  that is the baseline's minimiser. ``deadline=None``, no example database,
+  health checks off (as rollcert's profile), derandomised per seed with
+  ``hypothesis.seed(seed)``.
+- **Budget.** ``max_examples`` is 400 = the quick profile's 100 examples x its
+  4 rounds, the most one quick rollcert run can spend; 20 steps per example
+  (the quick profile's). Each plain run has a wall-time budget (default 60 s)
+  enforced by a watchdog in a child process; a run that exceeds it counts as
+  *not found*, and is reported as a timeout.
+
+Usage::
+
+    python -m benchmarks.plain_machine --seeds 5 [--budget 60] [--json PATH]
+    python -m benchmarks.plain_machine --specimens first_match_scan --seeds 3
+    python -m benchmarks.plain_machine --seeds 5 --first-seed 5   # seeds 5..9
+
+For each rollback-class specimen (its story property) and seeds 0..N-1 it runs
+rollcert's machine (``certify_property`` with the quick profile, in this
+process) and the plain machine (in a child process, one per run), interleaved
+so that a noisy neighbour hits both alike, and prints found/N, minimal/N (the
+shrunk length against ``benchmarks.suite.SHORTEST``), median and max seconds
+including shrinking, and the ratio of medians (plain / rollcert). A plain run
+that did not find the bug within its budget contributes its budget (or the
+time it took to give up) to the median, so a ratio with ``>`` in front of it is
+a lower bound. Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hypothesis import HealthCheck, Phase, assume, note, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, precondition, rule
+
+from model.operations import (
+    AdoptCurrent,
+    ArmJournalFault,
+    Operation,
+    OutOfLogWrite,
+    Rollback,
+    RollbackTo,
+    RollbackToForeign,
+    Splice,
+    TakeCheckpoint,
+)
+from model.reference import POLICIES, splice_bytes
+from stateful_tests.adapter import BufferConfig, Capability, Target
+from stateful_tests.judge import Session, Violation
+from stateful_tests.machines import REQUIRED_CAPABILITIES, rules_for
+from stateful_tests.profiles import PROFILES
+
+#: The rollback-class specimens SPEC §7's comparison is about.
+ROLLBACK_SPECIMENS = (
+    "best_effort_log",
+    "fifo_replay",
+    "first_match_scan",
+    "depth_checkpoints",
+    "no_divergence_check",
+    "evict_newest",
+)
+
+#: 400: the quick profile's examples per round times its rounds.
+PLAIN_MAX_EXAMPLES = PROFILES["quick"].max_examples * PROFILES["quick"].rounds
+PLAIN_STEPS = PROFILES["quick"].steps_per_example
+DEFAULT_BUDGET = 60.0
+PRINTABLE = bytes(range(32, 127))
+
+
+def plain_settings(max_examples: int = PLAIN_MAX_EXAMPLES, steps: int = PLAIN_STEPS) -> settings:
+    """Hypothesis's defaults (every phase, shrinking included) but for the
+    deadline, the database and the health checks, which rollcert's profile also turns off."""
+    return settings(
+        max_examples=max_examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,
+        print_blob=False,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        # Explicit, so that a loaded settings profile cannot change them.
+        derandomize=False,
+        phases=tuple(Phase),
+    )
+
+
+class PlainMachine(RuleBasedStateMachine):
+    """Base of the plain machines; :func:`build_plain_machine` attaches the rules."""
+
+    target: Target
+    bounded: bool = False
+    text: st.SearchStrategy[bytes] = st.binary()
+    #: When the first violation of this run was raised (before any shrinking);
+    #: shared by every example of a run, reset by :func:`run_plain`.
+    first_failure: ClassVar[list[float]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Session | None = None
+
+    @property
+    def live(self) -> Session:
+        assert self.session is not None
+        return self.session
+
+    @initialize(initial=st.data())
+    def start(self, initial: st.DataObject) -> None:
+        buffer = initial.draw(self.text, label="initial buffer")
+        config = BufferConfig(buffer)
+        if self.bounded:
+            config = BufferConfig(
+                buffer,
+                initial.draw(st.integers(1, 4), label="capacity"),
+                initial.draw(st.sampled_from(POLICIES), label="policy"),
+            )
+        note(f"config: {config}")
+        self.session = Session(self.target, config)
+
+    def run(self, operation: Operation) -> None:
+        if self.target.sets_aside(self.live.model, operation):
+            return
+        note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
+        try:
+            self.live.execute(operation)
+        except Violation:
+            if not self.first_failure:
+                self.first_failure.append(time.perf_counter())
+            raise
+
+    def draw_edit(self, data: st.DataObject) -> tuple[int, int, bytes]:
+        length = len(self.live.model.current)
+        offset = data.draw(st.integers(0, length), label="offset")
+        delete_length = data.draw(st.integers(0, length - offset), label="delete_length")
+        insert = data.draw(self.text, label="insert")
+        return offset, delete_length, insert
+
+    def teardown(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+
+def _has_depth(machine: PlainMachine) -> bool:
+    return machine.session is not None and machine.live.model.depth >= 1
+
+
+@rule(data=st.data())
+def splice(machine: PlainMachine, data: st.DataObject) -> None:
+    machine.run(Splice(*machine.draw_edit(data)))
+
+
+@precondition(_has_depth)
+@rule()
+def rollback_one(machine: PlainMachine) -> None:
+    machine.run(Rollback(1))
+
+
+@precondition(_has_depth)
+@rule(data=st.data())
+def rollback_many(machine: PlainMachine, data: st.DataObject) -> None:
+    machine.run(Rollback(data.draw(st.integers(1, machine.live.model.depth), label="steps")))
+
+
+@precondition(_has_depth)
+@rule(data=st.data())
+def branch(machine: PlainMachine, data: st.DataObject) -> None:
+    machine.run(Rollback(data.draw(st.integers(1, machine.live.model.depth), label="steps")))
+    machine.run(Splice(*machine.draw_edit(data)))
+
+
+@rule()
+def checkpoint(machine: PlainMachine) -> None:
+    machine.run(TakeCheckpoint())
+
+
+@precondition(lambda machine: machine.session is not None and bool(machine.live.model.checkpoints))
+@rule(data=st.data())
+def rollback_to(machine: PlainMachine, data: st.DataObject) -> None:
+    choices: list[int | None] = [*range(len(machine.live.model.checkpoints)), None]
+    index = data.draw(st.sampled_from(choices), label="checkpoint")
+    machine.run(RollbackToForeign() if index is None else RollbackTo(index))
+
+
+@precondition(lambda machine: machine.session is not None and not machine.live.model.fault_armed)
+@rule()
+def arm_journal_fault(machine: PlainMachine) -> None:
+    machine.run(ArmJournalFault())
+
+
+@precondition(
+    lambda machine: (
+        machine.session is not None and machine.live.model.depth not in machine.live.model.barriers
+    )
+)
+@rule(data=st.data())
+def out_of_log_write(machine: PlainMachine, data: st.DataObject) -> None:
+    _out_of_log_write_from(machine, data)
+
+
+def _out_of_log_write_from(machine: PlainMachine, data: st.DataObject) -> None:
+    # The model's rule, not targeting: only writes that change the bytes, at most
+    # one barrier per depth (rollcert's machine has the same constraint).
+    state = machine.live.model
+    offset, delete_length, insert = machine.draw_edit(data)
+    assume(splice_bytes(state.current, offset, delete_length, insert) != state.current)
+    machine.run(OutOfLogWrite(offset, delete_length, insert))
+
+
+@rule(data=st.data())
+def write_behind_checkpoint(machine: PlainMachine, data: st.DataObject) -> None:
+    """rollcert's composite R4 rule (checkpoint, splice, out-of-log write), with uniform draws."""
+    machine.run(TakeCheckpoint())
+    machine.run(Splice(*machine.draw_edit(data)))
+    if machine.live.model.depth not in machine.live.model.barriers:
+        _out_of_log_write_from(machine, data)
+
+
+@rule()
+def adopt_current(machine: PlainMachine) -> None:
+    machine.run(AdoptCurrent())
+
+
+@rule(data=st.data())
+def bad_splice(machine: PlainMachine, data: st.DataObject) -> None:
+    length = len(machine.live.model.current)
+    offset = data.draw(st.integers(-2, length + 2), label="offset")
+    delete_length = data.draw(st.integers(-2, length + 2), label="delete_length")
+    machine.run(Splice(offset, delete_length, b"x"))
+
+
+PLAIN_RULES: dict[str, Callable[..., Any]] = {
+    "splice": splice,
+    "rollback_one": rollback_one,
+    "rollback_many": rollback_many,
+    "branch": branch,
+    "checkpoint": checkpoint,
+    "rollback_to": rollback_to,
+    "arm_journal_fault": arm_journal_fault,
+    "out_of_log_write": out_of_log_write,
+    "write_behind_checkpoint": write_behind_checkpoint,
+    "adopt_current": adopt_current,
+    "bad_splice": bad_splice,
+}
+
+
+def build_plain_machine(target: Target, property_id: str, alphabet: str = "bytes") -> type[PlainMachine]:
+    """A plain machine with the rules rollcert's machine of ``property_id`` has on ``target``."""
+    if property_id == "R5":
+        raise ValueError("the plain machine covers the in-memory rollback properties, not R5")
+    missing = REQUIRED_CAPABILITIES[property_id] - target.capabilities
+    if missing:
+        raise ValueError(f"{target.name} lacks {sorted(c.value for c in missing)} for {property_id}")
+    names = rules_for(property_id, target.capabilities)
+    unknown = [name for name in names if name not in PLAIN_RULES]
+    if unknown:
+        raise ValueError(f"rollcert's {property_id} machine has rules the plain machine lacks: {unknown}")
+    namespace: dict[str, Any] = {name: PLAIN_RULES[name] for name in names}
+    text = st.binary() if alphabet == "bytes" else st.lists(st.sampled_from(list(PRINTABLE))).map(bytes)
+    namespace.update(
+        target=target,
+        bounded=property_id == "R6" and Capability.BOUNDED in target.capabilities,
+        text=text,
+        first_failure=[],
+    )
+    return type(f"Plain{property_id}Machine", (PlainMachine,), namespace)
+
+
+#: The run in progress in this process, for the child's watchdog.
+_RUNNING: dict[str, Any] = {}
+
+
+@dataclass
+class PlainRun:
+    found: bool
+    length: int | None
+    seconds: float
+    first_failure_seconds: float | None
+    timeout: bool = False
+    error: str = ""
+
+
+def run_plain(
+    target: Target,
+    property_id: str,
+    seed: int,
+    *,
+    max_examples: int = PLAIN_MAX_EXAMPLES,
+    alphabet: str = "bytes",
+) -> PlainRun:
+    """One plain run, in this process and without a budget: find, shrink, report."""
+    machine = build_plain_machine(target, property_id, alphabet)
+    machine.first_failure.clear()
+    test = get_state_machine_test(machine, settings=plain_settings(max_examples))
+    started = time.perf_counter()
+    _RUNNING.update(machine=machine, started=started)
+    try:
+        hypothesis_seed(seed)(test)()
+    except Violation as violation:
+        seconds = time.perf_counter() - started
+        first = machine.first_failure[0] - started if machine.first_failure else None
+        return PlainRun(True, len(violation.steps), seconds, first)
+    except Exception as error:  # reported, not hidden
+        seconds = time.perf_counter() - started
+        return PlainRun(False, None, seconds, None, error=f"{type(error).__name__}: {error}"[:300])
+    return PlainRun(False, None, time.perf_counter() - started, None)
+
+
+def _child(specimen_name: str, seed: int, budget: float, max_examples: int, alphabet: str) -> None:
+    """Entry of the child process: one plain run under a watchdog; one JSON line out."""
+    from specimens import load_all
+
+    specimen = load_all()[specimen_name]
+    assert specimen.target is not None
+    story = sorted(specimen.breaks)[0]
+
+    def out_of_time() -> None:
+        # Say whether a failure had been seen (shrinking was still going on) before dying.
+        machine, started = _RUNNING.get("machine"), _RUNNING.get("started")
+        first = machine.first_failure if machine is not None else []
+        seen = round(first[0] - started, 3) if first and started is not None else None
+        print(json.dumps({"timeout": True, "first_failure_seconds": seen}), flush=True)
+        os._exit(3)
+
+    watchdog = threading.Timer(budget, out_of_time)
+    watchdog.daemon = True
+    watchdog.start()
+    result = run_plain(specimen.target, story, seed, max_examples=max_examples, alphabet=alphabet)
+    watchdog.cancel()
+    print(json.dumps(result.__dict__), flush=True)
+
+
+def run_plain_budgeted(
+    specimen_name: str,
+    seed: int,
+    budget: float,
+    max_examples: int = PLAIN_MAX_EXAMPLES,
+    alphabet: str = "bytes",
+) -> PlainRun:
+    """One plain run in a child process, killed after ``budget`` seconds of searching."""
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.plain_machine",
+        "--child",
+        specimen_name,
+        str(seed),
+        "--budget",
+        str(budget),
+        "--max-examples",
+        str(max_examples),
+        "--alphabet",
+        alphabet,
+    ]
+    root = Path(__file__).resolve().parent.parent
+    try:
+        done = subprocess.run(
+            command, cwd=root, capture_output=True, text=True, timeout=budget + 60, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return PlainRun(False, None, budget, None, timeout=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode == 3:  # out of time; counted as not found, whether or not it was shrinking
+        seen = json.loads(lines[-1]).get("first_failure_seconds") if lines else None
+        return PlainRun(False, None, budget, seen, timeout=True)
+    if done.returncode != 0 or not lines:
+        return PlainRun(False, None, 0.0, None, error=f"child exited {done.returncode}: {done.stderr[-300:]}")
+    return PlainRun(**json.loads(lines[-1]))
+
+
+def _summary(
+    shortest: int | None, found: list[bool], lengths: list[int | None], seconds: list[float]
+) -> dict[str, Any]:
+    """found/runs, minimal/runs (length at most ``shortest``), median and max seconds."""
+    minimal = sum(
+        1
+        for hit, n in zip(found, lengths, strict=True)
+        if hit and shortest and n is not None and n <= shortest
+    )
+    return {
+        "found": sum(found),
+        "runs": len(found),
+        "minimal": minimal,
+        "lengths": [n for n in lengths if n is not None],
+        "median_seconds": round(statistics.median(seconds), 3),
+        "max_seconds": round(max(seconds), 3),
+    }
+
+
+def compare(
+    seeds: int,
+    budget: float,
+    names: tuple[str, ...] = ROLLBACK_SPECIMENS,
+    *,
+    max_examples: int = PLAIN_MAX_EXAMPLES,
+    alphabet: str = "bytes",
+    rollcert_seeds: int | None = None,
+    first_seed: int = 0,
+    progress: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """rollcert's quick machine and the plain machine, per specimen, on the same seeds, interleaved."""
+    from benchmarks.suite import SHORTEST
+    from specimens import load_all
+    from stateful_tests.certify import certify_property
+
+    registry = load_all()
+    profile = PROFILES["quick"]
+    rows: dict[str, dict[str, Any]] = {}
+    for name in names:
+        specimen = registry[name]
+        assert specimen.target is not None
+        story = sorted(specimen.breaks)[0]
+        shortest = SHORTEST.get(name)
+        ours: list[dict[str, Any]] = []
+        plain: list[PlainRun] = []
+        plain_seeds: list[int] = []
+        for index in range(max(seeds, rollcert_seeds or 0)):
+            seed = first_seed + index
+            if index < (rollcert_seeds or seeds):
+                started = time.perf_counter()
+                result = certify_property(specimen.target, story, profile, seed)
+                seconds = time.perf_counter() - started
+                found = result.verdict == "violated" and result.counterexample is not None
+                length = len(result.counterexample.steps) if found and result.counterexample else None
+                ours.append({"seed": seed, "found": found, "length": length, "seconds": seconds})
+            if index < seeds:
+                plain.append(run_plain_budgeted(name, seed, budget, max_examples, alphabet))
+                plain_seeds.append(seed)
+                if progress:
+                    print(f"  {name} seed {seed}: plain {plain[-1]}", file=sys.stderr, flush=True)
+
+        ours_summary = _summary(
+            shortest, [r["found"] for r in ours], [r["length"] for r in ours], [r["seconds"] for r in ours]
+        )
+        plain_summary = _summary(
+            shortest, [r.found for r in plain], [r.length for r in plain], [r.seconds for r in plain]
+        )
+        plain_summary["timeouts"] = sum(r.timeout for r in plain)
+        # Out of time after a failure had been seen: Hypothesis was still shrinking it.
+        plain_summary["timeouts_while_shrinking"] = sum(
+            r.timeout and r.first_failure_seconds is not None for r in plain
+        )
+        plain_summary["errors"] = [r.error for r in plain if r.error]
+        found_seconds = [
+            r.first_failure_seconds for r in plain if r.found and r.first_failure_seconds is not None
+        ]
+        shrink_seconds = [
+            r.seconds - r.first_failure_seconds
+            for r in plain
+            if r.found and r.first_failure_seconds is not None
+        ]
+        plain_summary["median_seconds_to_first_failure"] = (
+            round(statistics.median(found_seconds), 3) if found_seconds else None
+        )
+        plain_summary["median_shrink_seconds"] = (
+            round(statistics.median(shrink_seconds), 3) if shrink_seconds else None
+        )
+        plain_summary["runs_detail"] = [
+            {"seed": n, **r.__dict__} for n, r in zip(plain_seeds, plain, strict=True)
+        ]
+        ours_summary["runs_detail"] = ours
+        ratio = plain_summary["median_seconds"] / ours_summary["median_seconds"]
+        rows[name] = {
+            "property": story,
+            "first_seed": first_seed,
+            "shortest": shortest,
+            "rollcert": ours_summary,
+            "plain": plain_summary,
+            # Unfound plain runs count their budget (or their time to give up), so
+            # when more than half of them were not found this is a lower bound.
+            "ratio": round(ratio, 1),
+            "ratio_is_lower_bound": plain_summary["found"] * 2 <= plain_summary["runs"],
+        }
+    return rows
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["plain"]["found"] == 0:
+        return "plain never found it: ratio is a lower bound"
+    if row["ratio"] >= 10:
+        return "met"
+    return "not met (lower bound)" if row["ratio_is_lower_bound"] else "NOT met"
+
+
+def _of(summary: dict[str, Any], key: str) -> str:
+    return f"{summary[key]}/{summary['runs']}"
+
+
+def print_table(rows: dict[str, dict[str, Any]]) -> None:
+    header = (
+        f"{'specimen':<21}{'prop':<5}| {'found':<7}{'minimal':<8}{'med s':>7}{'max s':>7} "
+        f"| {'found':<6}{'t/o':<4}{'minimal':<8}{'med s':>7}{'max s':>7}{'shrink':>7} | {'ratio':>7}  10x?"
+    )
+    print(f"{'':<26}| {'rollcert (quick)':<36}| {'plain machine':<46}|")
+    print(header)
+    for name, row in rows.items():
+        ours, plain = row["rollcert"], row["plain"]
+        ratio = f"{'>' if row['ratio_is_lower_bound'] else ''}{row['ratio']}"
+        shrink = plain["median_shrink_seconds"]
+        print(
+            f"{name:<21}{row['property']:<5}| {_of(ours, 'found'):<7}{_of(ours, 'minimal'):<8}"
+            f"{ours['median_seconds']:>7}{ours['max_seconds']:>7} "
+            f"| {_of(plain, 'found'):<6}{plain['timeouts']:<4}{_of(plain, 'minimal'):<8}"
+            f"{plain['median_seconds']:>7}{plain['max_seconds']:>7}{'-' if shrink is None else shrink:>7} "
+            f"| {ratio:>7}  {_verdict(row)}"
+        )
+    for name, row in rows.items():
+        print(
+            f"  {name}: rollcert lengths {row['rollcert']['lengths']}, plain lengths {row['plain']['lengths']}"
+            f" (plain timeouts while shrinking: {row['plain'].get('timeouts_while_shrinking', 0)})"
+        )
+        for error in row["plain"]["errors"]:
+            print(f"    plain error: {error}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seeds", type=int, default=5, help="plain-machine seeds (default 5)")
+    parser.add_argument("--rollcert-seeds", type=int, help="rollcert seeds (default: --seeds)")
+    parser.add_argument("--first-seed", type=int, default=0, help="run seeds FIRST..FIRST+N-1")
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="seconds per plain run")
+    parser.add_argument("--max-examples", type=int, default=PLAIN_MAX_EXAMPLES)
+    parser.add_argument("--alphabet", choices=("bytes", "printable"), default="bytes")
+    parser.add_argument("--specimens", help="comma-separated (default: the rollback-class specimens)")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", nargs=2, metavar=("SPECIMEN", "SEED"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        _child(args.child[0], int(args.child[1]), args.budget, args.max_examples, args.alphabet)
+        return
+    names = tuple(args.specimens.split(",")) if args.specimens else ROLLBACK_SPECIMENS
+    rows = compare(
+        args.seeds,
+        args.budget,
+        names,
+        max_examples=args.max_examples,
+        alphabet=args.alphabet,
+        rollcert_seeds=args.rollcert_seeds,
+        first_seed=args.first_seed,
+    )
+    print_table(rows)
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""The plain-machine baseline runs and finds an easy specimen. No timing is asserted."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+# ``benchmarks`` is a directory of the repository, not an installed package.
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from benchmarks.plain_machine import build_plain_machine, run_plain  # noqa: E402
+from specimens import load_all  # noqa: E402
+from stateful_tests.machines import rules_for  # noqa: E402
+
+
+def test_plain_machine_finds_best_effort_log() -> None:
+    target = load_all()["best_effort_log"].target
+    assert target is not None
+    result = run_plain(target, "R1", seed=0, max_examples=50)
+    assert result.found, result.error
+    assert result.length is not None and result.length >= 1
+
+
+@pytest.mark.parametrize("property_id", ["R1", "R2", "R3", "R4", "R6"])
+def test_plain_machine_has_rollcerts_rules(property_id: str) -> None:
+    target = load_all()["evict_newest"].target
+    assert target is not None
+    machine = build_plain_machine(target, property_id)
+    for name in rules_for(property_id, target.capabilities):
+        assert hasattr(machine, name)
