@@ -128,7 +128,7 @@ class JournalReader:
         position = HEADER.size
         while position < len(data):
             if len(data) - position < FRAME.size:
-                return self._finish(state, position, torn=True, data=data)
+                return self._finish(state, position, torn=True)
             length, length_check, payload_check = FRAME.unpack_from(data, position)
             if _crc(length.to_bytes(4, "little")) != length_check:
                 raise RecoveryError(
@@ -139,18 +139,18 @@ class JournalReader:
             payload = data[position + FRAME.size : end]
             if end > len(data):
                 state = self.torn_tail(state, position, payload)
-                return self._finish(state, position, torn=True, data=data)
+                return self._finish(state, position, torn=True)
             if _crc(payload) != payload_check:
                 if end == len(data):  # the final record: a torn write, not corruption
-                    return self._finish(state, position, torn=True, data=data)
+                    return self._finish(state, position, torn=True)
                 if self.corrupt_record(position, payload_check, _crc(payload)):
                     position = end
                     continue
             state = self.apply(state, payload, position, buffer_id)
             position = end
-        return self._finish(state, position, torn=False, data=data)
+        return self._finish(state, position, torn=False)
 
-    def _finish(self, state: Recovered | None, position: int, *, torn: bool, data: bytes) -> Recovered:
+    def _finish(self, state: Recovered | None, position: int, *, torn: bool) -> Recovered:
         if state is None:
             raise RecoveryError(
                 f"byte {HEADER.size}: expected the base record, found "

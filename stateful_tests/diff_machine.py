@@ -66,6 +66,7 @@ from stateful_tests.adapter import (
 from stateful_tests.certify import PropertyResult, run_to_verdict
 from stateful_tests.judge import Observed, StepRecord, Violation, explain, observe
 from stateful_tests.profiles import Profile
+from stateful_tests.shrink import greedy_minimise
 
 DIFF_TRACE_SCHEMA = "rollcert-diff-trace/1"
 
@@ -682,27 +683,14 @@ def generable(config: BufferConfig, operations: list[DiffOperation]) -> bool:
 def minimise_diff(target: Target, violation: Violation) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy deletions
     and simplifications, each checked by deterministic replay."""
-    best = violation
-    budget = REPLAY_BUDGET
-    improved = True
-    while improved and budget > 0:
-        improved = False
-        operations: list[DiffOperation] = [step.operation for step in best.steps]  # type: ignore[misc]
-        for config, candidate in _candidates(best.config, operations):
-            if not generable(config, candidate):
-                continue
-            budget -= 1
-            if budget <= 0:
-                break
-            try:
-                replay_diff(target, config, candidate)
-            except Violation as found:
-                best = found
-                improved = True
-                break
-            except (NotGenerable, HarnessError, ValueError, TypeError, IndexError):
-                continue
-    return best
+    return greedy_minimise(
+        violation,
+        candidates=_candidates,
+        generable=generable,
+        replay=lambda config, operations: replay_diff(target, config, operations),
+        not_a_trace=(NotGenerable,),
+        budget=REPLAY_BUDGET,
+    )
 
 
 # -- certification -------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ removed and no argument made simpler while it still fails.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from model.operations import (
     ArmJournalFault,
@@ -193,24 +194,45 @@ def _rollback_to_as_rollback(config: BufferConfig, operations: list[Operation]) 
 
 def minimise(target: Target, violation: Violation) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy steps."""
+    return greedy_minimise(
+        violation,
+        candidates=_candidates,
+        generable=lambda config, operations: generable(config, operations, target),
+        replay=lambda config, operations: replay(target, config, operations),
+    )
+
+
+def greedy_minimise(
+    violation: Violation,
+    *,
+    candidates: Callable[[BufferConfig, list[Any]], Iterator[tuple[BufferConfig, list[Any]]]],
+    generable: Callable[[BufferConfig, list[Any]], bool],
+    replay: Callable[[BufferConfig, list[Any]], object],
+    not_a_trace: tuple[type[Exception], ...] = (),
+    budget: int = REPLAY_BUDGET,
+) -> Violation:
+    """Take the first candidate (a shorter or simpler trace) that still fails on
+    replay, and start again from it, until none does or the replay budget is
+    spent. Shared by the rollback and the diff machines; each brings its own
+    candidates and its own idea of a trace the machine could have drawn."""
+    skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *not_a_trace)
     best = violation
-    budget = REPLAY_BUDGET
     improved = True
     while improved and budget > 0:
         improved = False
         operations = [step.operation for step in best.steps]
-        for config, candidate in _candidates(best.config, operations):
-            if not generable(config, candidate, target):
+        for config, candidate in candidates(best.config, operations):
+            if not generable(config, candidate):
                 continue
             budget -= 1
             if budget <= 0:
                 break
             try:
-                replay(target, config, candidate)
+                replay(config, candidate)
             except Violation as found:
                 best = found
                 improved = True
                 break
-            except (HarnessError, ValueError, TypeError, IndexError):
+            except skipped:  # not a runnable trace for this target
                 continue
     return best
