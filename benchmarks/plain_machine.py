@@ -6,10 +6,10 @@ rollcert's targeting. This module builds that machine for a (target, property)
 pair and compares it with rollcert's machine of the same property:
 
 - **Same operations.** The plain machine has exactly the rules rollcert's machine
-  of the property has on the target (``stateful_tests.machines.rules_for``), with
+  of the property has on the target (``rollcert.stateful_tests.machines.rules_for``), with
   the same validity preconditions (no rollback at depth 0; an out-of-log write
   must change the bytes, at most one barrier per depth), and judges every step
-  through the same :class:`stateful_tests.judge.Session`. rollcert's composite
+  through the same :class:`rollcert.stateful_tests.judge.Session`. rollcert's composite
   rules (``branch``: roll back then splice; ``write_behind_checkpoint``:
   checkpoint, splice, out-of-log write) are kept too, with uniform draws, so
   the plain machine is if anything stronger than a hand-written one. Only the
@@ -72,7 +72,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, precondition, rule
 
-from model.operations import (
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Operation,
@@ -83,11 +83,11 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from model.reference import POLICIES, splice_bytes
-from stateful_tests.adapter import BufferConfig, Capability, Target
-from stateful_tests.judge import Session, Violation
-from stateful_tests.machines import REQUIRED_CAPABILITIES, rules_for
-from stateful_tests.profiles import PROFILES
+from rollcert.model.reference import POLICIES, splice_bytes
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
+from rollcert.stateful_tests.judge import Session, Violation
+from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, rules_for
+from rollcert.stateful_tests.profiles import PROFILES
 
 #: The rollback-class specimens SPEC §7's comparison is about.
 ROLLBACK_SPECIMENS = (
@@ -345,7 +345,7 @@ def run_plain(
 
 def _child(specimen_name: str, seed: int, budget: float, max_examples: int, alphabet: str) -> None:
     """Entry of the child process: one plain run under a watchdog; one JSON line out."""
-    from specimens import load_all
+    from rollcert.specimens import load_all
 
     specimen = load_all()[specimen_name]
     assert specimen.target is not None
@@ -437,8 +437,8 @@ def compare(
 ) -> dict[str, dict[str, Any]]:
     """rollcert's quick machine and the plain machine, per specimen, on the same seeds, interleaved."""
     from benchmarks.suite import SHORTEST
-    from specimens import load_all
-    from stateful_tests.certify import certify_property
+    from rollcert.specimens import load_all
+    from rollcert.stateful_tests.certify import certify_property
 
     registry = load_all()
     profile = PROFILES["quick"]

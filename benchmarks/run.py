@@ -50,9 +50,9 @@ from benchmarks.baselines import (
     SQLiteEditStore,
     encode_record,
 )
-from impl import JournaledBuffer
-from impl.file_journal import open_durable_buffer
-from impl.storage import RealDirectory
+from rollcert.impl import JournaledBuffer
+from rollcert.impl.file_journal import open_durable_buffer
+from rollcert.impl.storage import RealDirectory
 
 KiB = 1024
 MiB = 1024 * KiB

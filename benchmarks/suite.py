@@ -21,9 +21,9 @@ import statistics
 import time
 from pathlib import Path
 
-from specimens import load_all
-from stateful_tests.certify import certify_property
-from stateful_tests.profiles import PROFILES
+from rollcert.specimens import load_all
+from rollcert.stateful_tests.certify import certify_property
+from rollcert.stateful_tests.profiles import PROFILES
 
 #: Shortest counterexample lengths from `rollcert explore` (BFS), per specimen; for
 #: first_match_scan, from the exhaustive test's longer starting buffer.

@@ -1,13 +1,13 @@
 """rollcert's production implementation: ``JournaledBuffer``.
 
-It obeys every property the model states (see :mod:`model.properties`) and is
+It obeys every property the model states (see :mod:`rollcert.model.properties`) and is
 built for speed; the certification suite compares it with the model.
 """
 
-from impl.chunked_text import ChunkedText
-from impl.journal import FaultInjectingJournal, InMemoryJournal, InverseRecord, Journal
-from impl.journaled_buffer import Checkpoint, JournaledBuffer
-from model.errors import (
+from rollcert.impl.chunked_text import ChunkedText
+from rollcert.impl.journal import FaultInjectingJournal, InMemoryJournal, InverseRecord, Journal
+from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
+from rollcert.model.errors import (
     DivergenceError,
     JournalError,
     RecoveryError,

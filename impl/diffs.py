@@ -47,9 +47,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from impl.journaled_buffer import Checkpoint, JournaledBuffer
-from model.diffs import ANCHOR_MODES, AnchorMode, Hunk, Region, check_diff, effective_regions
-from model.errors import StaleBaseError, UnreachableRollbackError
+from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
+from rollcert.model.diffs import ANCHOR_MODES, AnchorMode, Hunk, Region, check_diff, effective_regions
+from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
 
 #: States kept in the revision map by default; diffs older than this are unprovable.
 DEFAULT_HISTORY_LIMIT = 10_000

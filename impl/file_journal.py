@@ -32,10 +32,10 @@ import zlib
 from collections import deque
 from dataclasses import dataclass, field
 
-from impl.journal import BaseMeta, InverseRecord
-from impl.journaled_buffer import JournaledBuffer
-from impl.storage import Storage
-from model.errors import JournalError, RecoveryError
+from rollcert.impl.journal import BaseMeta, InverseRecord
+from rollcert.impl.journaled_buffer import JournaledBuffer
+from rollcert.impl.storage import Storage
+from rollcert.model.errors import JournalError, RecoveryError
 
 MAGIC = b"RCJOURNL"
 FORMAT_VERSION = 1
@@ -215,7 +215,7 @@ class JournalReader:
 
 
 class FileJournal:
-    """A :class:`impl.journal.Journal` that is durable: every commit is one
+    """A :class:`rollcert.impl.journal.Journal` that is durable: every commit is one
     framed record appended and synced through a :class:`Storage`."""
 
     #: Evicting one record at a time would need a rewrite of the base; a

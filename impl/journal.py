@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from model.errors import JournalError
+from rollcert.model.errors import JournalError
 
 
 class InverseRecord(NamedTuple):

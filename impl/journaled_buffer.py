@@ -16,7 +16,7 @@ How each property is kept, and at what cost:
   barrier at the depth where it happened.
 - R6 bounded log: reject before appending, or evict the oldest record after
   the append succeeded (a refused append must not move the horizon).
-- R5 durability: with a durable journal (``impl.file_journal``) every
+- R5 durability: with a durable journal (``rollcert.impl.file_journal``) every
   mutation — splice, rollback, compaction, adoption — is committed to the
   journal before the buffer is touched, so a crash at any point recovers the
   state before or after the operation.
@@ -30,10 +30,10 @@ import itertools
 import threading
 from dataclasses import dataclass
 
-from impl.chunked_text import ChunkedText
-from impl.journal import BaseMeta, InMemoryJournal, InverseRecord, Journal
-from model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from model.reference import POLICIES, Policy
+from rollcert.impl.chunked_text import ChunkedText
+from rollcert.impl.journal import BaseMeta, InMemoryJournal, InverseRecord, Journal
+from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from rollcert.model.reference import POLICIES, Policy
 
 _buffer_ids = itertools.count(1)
 

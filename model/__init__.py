@@ -1,10 +1,10 @@
 """rollcert's reference model: the oracle every implementation is compared with.
 
-Start with :mod:`model.reference` (the step function) and
-:mod:`model.properties` (the invariants R0–R6 in prose).
+Start with :mod:`rollcert.model.reference` (the step function) and
+:mod:`rollcert.model.properties` (the invariants R0–R6 in prose).
 """
 
-from model.errors import (
+from rollcert.model.errors import (
     DivergenceError,
     JournalError,
     RecoveryError,
@@ -12,8 +12,8 @@ from model.errors import (
     StaleBaseError,
     UnreachableRollbackError,
 )
-from model.operations import Operation
-from model.reference import ModelState, Outcome, initial_state, splice_bytes, step
+from rollcert.model.operations import Operation
+from rollcert.model.reference import ModelState, Outcome, initial_state, splice_bytes, step
 
 __all__ = [
     "DivergenceError",

@@ -13,9 +13,9 @@ restores the earlier cells, identities included. "Region R of the snapshot B0
 is unchanged in the live base B" then means exactly: the cells of ``B0[R]``
 occur in B, contiguous and in order. No search, no guessing.
 
-Like :mod:`model.reference`, everything here is naive on purpose: the model
+Like :mod:`rollcert.model.reference`, everything here is naive on purpose: the model
 keeps every state as a tuple of cells and recomputes everything from scratch.
-It is the oracle; the fast implementation is ``impl.diffs``.
+It is the oracle; the fast implementation is ``rollcert.impl.diffs``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
-from model.errors import StaleBaseError, UnreachableRollbackError
-from model.operations import Rollback, Splice
-from model.reference import check_integer, check_splice_arguments
+from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
+from rollcert.model.operations import Rollback, Splice
+from rollcert.model.reference import check_integer, check_splice_arguments
 
 #: One byte of the model's buffer: (identity, byte value).
 Cell = tuple[int, int]
@@ -547,7 +547,7 @@ class DiffSituation:
 
 @dataclass(frozen=True)
 class DiffProperty:
-    """A diff property: like ``model.properties.Property``, over diff-model steps."""
+    """A diff property: like ``rollcert.model.properties.Property``, over diff-model steps."""
 
     id: str
     title: str

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.diffs import DIFF_PROPERTIES, DiffProperty
-from model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from model.operations import (
+from rollcert.model.diffs import DIFF_PROPERTIES, DiffProperty
+from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from rollcert.model.operations import (
     AdoptCurrent,
     Compact,
     CorruptRecord,
@@ -36,7 +36,7 @@ from model.operations import (
     RollbackToForeign,
     Splice,
 )
-from model.reference import ModelState, Outcome
+from rollcert.model.reference import ModelState, Outcome
 
 #: A situation predicate: (state before, operation, predicted outcome) -> reached?
 SituationPredicate = Callable[[ModelState, Operation, Outcome], bool]
@@ -398,7 +398,7 @@ R6 = Property(
 
 #: Properties this release can assess, in certificate order.
 PROPERTIES: dict[str, Property | DiffProperty] = {p.id: p for p in (R0, R1, R2, R3, R4, R5, R6)}
-#: S1–S3 are stated in model.diffs, over the diff model's steps (identity-tagged
-#: bytes), and certified by stateful_tests.diff_machine.
+#: S1–S3 are stated in rollcert.model.diffs, over the diff model's steps (identity-tagged
+#: bytes), and certified by rollcert.stateful_tests.diff_machine.
 PROPERTIES.update(DIFF_PROPERTIES)
 ALL_PROPERTY_IDS: tuple[str, ...] = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")

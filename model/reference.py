@@ -4,7 +4,7 @@ Read this file to learn what a correct rollback log *means*. It keeps the whole
 buffer after every live edit, so rollback is a pointer move and can never be
 wrong; it is the oracle every implementation is compared with, and it is never
 optimised. Each rule below is marked with the property it states (see
-``model.properties`` for the prose of R0–R6).
+``rollcert.model.properties`` for the prose of R0–R6).
 
 ``step(state, operation)`` returns an :class:`Outcome`: the state after the
 operation and the documented error it raised, if any. On an error the state is
@@ -19,13 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from model.errors import (
+from rollcert.model.errors import (
     DivergenceError,
     JournalError,
     RecoveryError,
     UnreachableRollbackError,
 )
-from model.operations import (
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Compact,

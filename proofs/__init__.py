@@ -1,12 +1,12 @@
 """rollcert's symbolic proofs (z3): what is proved, what is only tested, what is not covered.
 
-Run them with ``rollcert prove`` (or ``python -m proofs``); ``--show-counterexamples``
+Run them with ``rollcert prove`` (or ``python -m rollcert.proofs``); ``--show-counterexamples``
 prints the refutations' decoded counterexamples, ``--json PATH`` writes
 schema ``rollcert-proofs/1``.
 
 PROVED — the model's algebra, for all sizes
     Statements about the splice of SPEC §2 (``B[:o] + s + B[o+d:]``, encoded
-    pointwise in :mod:`proofs.encoding`) and inverse records (offset, removed
+    pointwise in :mod:`rollcert.proofs.encoding`) and inverse records (offset, removed
     bytes, inserted length), for buffers, offsets and contents of *every* size
     (z3 ``unsat`` on the negation, quantifier-free; no bound):
 
@@ -25,7 +25,7 @@ PROVED — the model's algebra, for all sizes
       ``rollback_to(checkpoint)`` = count(edits since) single LIFO steps lands
       on the checkpoint's buffer *and* the log below it, for logs of every
       length: induction over a list datatype, base and step as separate queries
-      (:mod:`proofs.induction`), using the one-step lemma above and a small
+      (:mod:`rollcert.proofs.induction`), using the one-step lemma above and a small
       lemma that a log's length is not negative (R3). Buffers are abstract in
       these two; the only fact about bytes they use is the one-step lemma, which
       is proved pointwise. A bounded cross-check with real bytes unrolls 5 steps.
@@ -37,15 +37,15 @@ REFUTED — the buggy rules get counterexamples
     FIFO replay (R3), a dropped inverse record (R1), an undo at a stale offset
     (R2), a rollback_to that skips an entry (R3), a write-set-only staleness
     check (S1) and a positional diff applied on an advanced base (S1). Each z3
-    model is decoded into buffer bytes and splices (:mod:`proofs.decode`) and
-    replayed concretely with ``model.reference.splice_bytes``; the
+    model is decoded into buffer bytes and splices (:mod:`rollcert.proofs.decode`) and
+    replayed concretely with ``rollcert.model.reference.splice_bytes``; the
     counterexample only counts if that replay really shows the bug. These show
     the encoding can tell each bug from the rule (the proofs have teeth).
 
 TESTED, NOT PROVED — that the Python code matches the model
     The proofs are about the z3 encoding. ``tests/test_proofs.py`` (the
     bridge) checks with Hypothesis, on random data, that the encoding of splice
-    and of the inverse equals ``model.reference.splice_bytes``, the reference
+    and of the inverse equals ``rollcert.model.reference.splice_bytes``, the reference
     model's ``step`` and the production ``impl.JournaledBuffer`` (LIFO
     sequences). The state machines in ``stateful_tests`` compare the
     implementation with the model step by step. Both are tests: they sample,

@@ -1,5 +1,5 @@
-"""``python -m proofs``: the same as ``rollcert prove``."""
+"""``python -m rollcert.proofs``: the same as ``rollcert prove``."""
 
-from proofs.cli import main
+from rollcert.proofs.cli import main
 
 raise SystemExit(main())

@@ -17,8 +17,8 @@ from typing import Any
 
 import z3
 
-from proofs.obligations import REGISTRY
-from proofs.runner import DEFAULT_TIMEOUT_SECONDS, ObligationResult, check_all
+from rollcert.proofs.obligations import REGISTRY
+from rollcert.proofs.runner import DEFAULT_TIMEOUT_SECONDS, ObligationResult, check_all
 
 SCHEMA = "rollcert-proofs/1"
 USAGE_ERROR = 3
@@ -66,7 +66,7 @@ CROSSHAIR_GOOD = {"CONFIRMED", "CHECKED (bounded)", "FOUND"}
 
 def run_crosshair() -> tuple[list[dict[str, Any]], list[str]]:
     """The CrossHair lines of ``rollcert prove``; never reported as PROVED."""
-    from proofs.crosshair_checks import crosshair_summary
+    from rollcert.proofs.crosshair_checks import crosshair_summary
 
     rows = crosshair_summary()
     failing = [str(row["name"]) for row in rows if row["status"] not in CROSSHAIR_GOOD]

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from model.reference import splice_bytes
+from rollcert.model.reference import splice_bytes
 
 Status = Literal["CONFIRMED", "CHECKED (bounded)", "FOUND", "MISSED"]
 
@@ -280,7 +280,7 @@ def impl_splice_and_roll_back(
     invalid arguments (both sides agree to skip them, so the diff looks only
     at behaviour on valid input).
     """
-    from impl import JournaledBuffer
+    from rollcert.impl import JournaledBuffer
 
     if not (0 <= o1 <= len(initial) and 0 <= d1 <= len(initial) - o1):
         return None
@@ -298,7 +298,7 @@ def impl_splice_and_roll_back(
 def model_splice_and_roll_back(
     initial: bytes, o1: int, d1: int, s1: bytes, o2: int, d2: int, s2: bytes
 ) -> tuple[bytes, bytes, bytes] | None:
-    """The same through the model: ``model.reference.splice_bytes`` and its history."""
+    """The same through the model: ``rollcert.model.reference.splice_bytes`` and its history."""
     if not (0 <= o1 <= len(initial) and 0 <= d1 <= len(initial) - o1):
         return None
     middle = splice_bytes(initial, o1, d1, s1)

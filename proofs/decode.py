@@ -3,7 +3,7 @@
 A refutation's z3 model is a handful of integers and function tables. This
 module reads out only the *inputs* (the starting buffer, the splices, the
 diff's hunk and read region) and then replays the buggy rule and the correct
-rule concretely with :func:`model.reference.splice_bytes`, in plain Python.
+rule concretely with :func:`rollcert.model.reference.splice_bytes`, in plain Python.
 The printed step list comes from that replay, not from z3, and the
 counterexample only counts if the replay really shows the bug (expected and
 actual differ) and agrees with what z3 claimed. A decoding bug therefore shows
@@ -19,9 +19,9 @@ from typing import Any
 
 import z3
 
-from model.operations import Splice
-from model.reference import check_splice_arguments, splice_bytes
-from proofs.encoding import SymbolicBuffer, evaluate_concretely
+from rollcert.model.operations import Splice
+from rollcert.model.reference import check_splice_arguments, splice_bytes
+from rollcert.proofs.encoding import SymbolicBuffer, evaluate_concretely
 
 
 class ModelReader:
@@ -113,7 +113,7 @@ class Counterexample:
         lines = [f"{indent}{number}. {text}" for number, text in enumerate(self.steps, start=1)]
         lines.append(f"{indent}expected {self.expected!r} ({self.expected_means}), got {self.actual!r}")
         lines.append(
-            f"{indent}re-checked with model.reference.splice_bytes: "
+            f"{indent}re-checked with rollcert.model.reference.splice_bytes: "
             + ("the buggy rule really differs" if self.rechecked else f"FAILED: {self.recheck_error}")
         )
         return "\n".join(lines)

@@ -9,7 +9,7 @@ out (20–30 s) on the very first lemma here, so it is not used for theorems.
 
 The same functions build terms for concrete inputs (:func:`literal_buffer`,
 :func:`evaluate_concretely`); the bridge test in ``tests/test_proofs.py`` uses
-that to check this encoding against :func:`model.reference.splice_bytes` on
+that to check this encoding against :func:`rollcert.model.reference.splice_bytes` on
 random data, so the proofs cannot drift from the code.
 
 A byte function is total (defined on every integer); only ``[0, n)`` carries
@@ -80,7 +80,7 @@ def splice_byte(
     """Byte ``index`` of ``base[:offset] + insert + base[offset + delete_length:]``.
 
     This one expression is the whole meaning of a splice in every proof; the
-    bridge test evaluates it against ``model.reference.splice_bytes``.
+    bridge test evaluates it against ``rollcert.model.reference.splice_bytes``.
     """
     offset, delete_length, insert_length = (
         _as_term(offset),

@@ -5,13 +5,13 @@ query. A *theorem* asserts its hypotheses and the negation of its claim: it is
 proved when z3 says ``unsat`` (no counterexample exists, for any size). A
 *refutation* states a buggy rule as if it were right: it must come back
 ``sat``, and its model is decoded into a concrete counterexample (see
-:mod:`proofs.decode`). Refutations are the proofs' own teeth: if the encoding
+:mod:`rollcert.proofs.decode`). Refutations are the proofs' own teeth: if the encoding
 were too weak to tell a bug from the rule, they would come back ``unsat``.
 
 Refutations add side constraints so that the counterexample reads easily: the
 original buffer is ``b'abcdef'`` cut to at most six bytes, inserted bytes are
 capital letters. That only narrows where z3 looks; the counterexample is then
-replayed concretely with ``model.reference.splice_bytes``.
+replayed concretely with ``rollcert.model.reference.splice_bytes``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Literal
 
 import z3
 
-from model.operations import Splice
-from proofs import decode
-from proofs.encoding import (
+from rollcert.model.operations import Splice
+from rollcert.proofs import decode
+from rollcert.proofs.encoding import (
     IntTerm,
     SymbolicBuffer,
     SymbolicRecord,
@@ -38,7 +38,7 @@ from proofs.encoding import (
     view,
     well_formed,
 )
-from proofs.induction import (
+from rollcert.proofs.induction import (
     lifo_rollback_restores,
     rollback_to_reaches_checkpoint,
     vocabulary,

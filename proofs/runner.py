@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 import z3
 
-from proofs.decode import Counterexample, ModelReader
-from proofs.obligations import REGISTRY, Obligation, Query
+from rollcert.proofs.decode import Counterexample, ModelReader
+from rollcert.proofs.obligations import REGISTRY, Obligation, Query
 
 Verdict = Literal["PROVED", "REFUTED", "UNKNOWN", "FAILED"]
 

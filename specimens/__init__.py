@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
-from stateful_tests.adapters.python_object import PythonBufferAdapter
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
 
 #: What a specimen can be driven on, unless it says otherwise.
 SPECIMEN_CAPABILITIES = frozenset(

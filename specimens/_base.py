@@ -4,7 +4,7 @@
 obvious way that is still right: a ``bytearray`` for the bytes and a Python
 list of inverse records for the log. It is slow on purpose (it hashes the
 whole buffer on every journaled operation) so that nothing clever can hide a
-mistake; it must agree with :mod:`model.reference` on every operation, and
+mistake; it must agree with :mod:`rollcert.model.reference` on every operation, and
 ``tests/test_specimens_unit.py`` checks that it does.
 
 Each step of the work lives in its own small method (build the record, commit
@@ -36,8 +36,8 @@ import hashlib
 import itertools
 from dataclasses import dataclass
 
-from model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from model.reference import POLICIES, Policy, check_integer, check_splice_arguments
+from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from rollcert.model.reference import POLICIES, Policy, check_integer, check_splice_arguments
 
 _owner_ids = itertools.count(1)
 

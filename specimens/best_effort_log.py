@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 
-from model.errors import JournalError
-from specimens import register
-from specimens._base import InverseRecord, NaiveJournaledBuffer
+from rollcert.model.errors import JournalError
+from rollcert.specimens import register
+from rollcert.specimens._base import InverseRecord, NaiveJournaledBuffer
 
 
 @register(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model.errors import UnreachableRollbackError
-from specimens import register
-from specimens._base import NaiveJournaledBuffer
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.specimens import register
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from specimens import register
-from specimens._base import InverseRecord, NaiveJournaledBuffer
+from rollcert.specimens import register
+from rollcert.specimens._base import InverseRecord, NaiveJournaledBuffer
 
 
 @register("evict_newest", breaks={"R6"})

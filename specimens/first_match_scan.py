@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from model.errors import DivergenceError
-from specimens import register
-from specimens._base import InverseRecord, NaiveJournaledBuffer
+from rollcert.model.errors import DivergenceError
+from rollcert.specimens import register
+from rollcert.specimens._base import InverseRecord, NaiveJournaledBuffer
 
 #: Bytes hashed on each side of an edit. The seed uses 16; the width does not
 #: change the bug, only how long the repeated text must be before it shows.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from impl.diffs import AuthoredDiff, DiffableBuffer, Placed
-from model.diffs import Region
-from specimens import register
-from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
+from rollcert.model.diffs import Region
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
 
 
 def _nearest(live: bytes, text: bytes, origin: int) -> int | None:

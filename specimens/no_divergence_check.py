@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from specimens import register
-from specimens._base import NaiveJournaledBuffer
+from rollcert.specimens import register
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 
 @register("no_divergence_check", breaks={"R4"})

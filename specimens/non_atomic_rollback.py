@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from model.errors import UnreachableRollbackError
-from model.reference import check_integer
-from specimens import register
-from specimens._base import NaiveJournaledBuffer
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.reference import check_integer
+from rollcert.specimens import register
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 
 @register(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from impl.diffs import AuthoredDiff, DiffableBuffer, Placed
-from specimens import register
-from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
 
 
 @register(

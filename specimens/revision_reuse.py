@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer, DiffSnapshot
-from impl.journaled_buffer import Checkpoint
-from specimens import register
-from stateful_tests.adapter import Capability
-from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer, DiffSnapshot
+from rollcert.impl.journaled_buffer import Checkpoint
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
 
 
 @register(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer
-from specimens import register
-from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
 
 
 @register(

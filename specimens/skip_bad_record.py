@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from impl.file_journal import JournalReader
-from specimens import register
-from stateful_tests.adapters.durable import DURABLE_CAPABILITIES, durable_specimen
+from rollcert.impl.file_journal import JournalReader
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES, durable_specimen
 
 
 @register("skip_bad_record", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

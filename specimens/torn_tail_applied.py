@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from impl.file_journal import SPLICE, SPLICE_FIELDS, JournalReader, Recovered
-from specimens import register
-from stateful_tests.adapters.durable import DURABLE_CAPABILITIES, durable_specimen
+from rollcert.impl.file_journal import SPLICE, SPLICE_FIELDS, JournalReader, Recovered
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES, durable_specimen
 
 
 @register("torn_tail_applied", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

@@ -8,7 +8,7 @@ property whose capability is missing is reported *not assessed*, never
 *passed*, and the machines never call a method the SUT did not declare.
 
 A SUT reports failure by raising the documented errors of
-:mod:`model.errors` (or ``ValueError``/``TypeError`` for bad arguments). Any
+:mod:`rollcert.model.errors` (or ``ValueError``/``TypeError`` for bad arguments). Any
 other exception is an undocumented outcome and is judged like a wrong answer.
 A :class:`HarnessError` is different: the adapter itself broke (a protocol
 violation, a dead subprocess, a missing method) and the certificate says
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from model.operations import Operation
-from model.reference import ModelState, Policy
+from rollcert.model.operations import Operation
+from rollcert.model.reference import ModelState, Policy
 
 
 class Capability(StrEnum):

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree
 
-from model.diffs import ApplyDiff, RollbackDiff, TakeSnapshot, ToolWrite, diff_operation_to_json
-from model.operations import Operation, operation_from_json, operation_to_json
-from model.properties import PROPERTIES
-from stateful_tests import SUITE_VERSION
-from stateful_tests.adapter import BufferConfig
-from stateful_tests.certify import DIFF_PROPERTY_IDS, CertificateData, Counterexample, PropertyResult
-from stateful_tests.diff_machine import DiffStepRecord, diff_trace_json
-from stateful_tests.judge import Observed, StepRecord, first_difference
+from rollcert.model.diffs import ApplyDiff, RollbackDiff, TakeSnapshot, ToolWrite, diff_operation_to_json
+from rollcert.model.operations import Operation, operation_from_json, operation_to_json
+from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests import SUITE_VERSION
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.certify import DIFF_PROPERTY_IDS, CertificateData, Counterexample, PropertyResult
+from rollcert.stateful_tests.diff_machine import DiffStepRecord, diff_trace_json
+from rollcert.stateful_tests.judge import Observed, StepRecord, first_difference
 
 SCHEMA = "rollcert-certificate/1"
 TRACE_SCHEMA = "rollcert-trace/1"

@@ -19,15 +19,15 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure, HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
-from model.diffs import DIFF_PROPERTIES
-from model.properties import ALL_PROPERTY_IDS, PROPERTIES
-from stateful_tests.adapter import HarnessError, Target
-from stateful_tests.judge import StepRecord, Violation
-from stateful_tests.machines import Tracker, build_machine, missing_capabilities
-from stateful_tests.profiles import PROFILES, Profile
-from stateful_tests.shrink import minimise
+from rollcert.model.diffs import DIFF_PROPERTIES
+from rollcert.model.properties import ALL_PROPERTY_IDS, PROPERTIES
+from rollcert.stateful_tests.adapter import HarnessError, Target
+from rollcert.stateful_tests.judge import StepRecord, Violation
+from rollcert.stateful_tests.machines import Tracker, build_machine, missing_capabilities
+from rollcert.stateful_tests.profiles import PROFILES, Profile
+from rollcert.stateful_tests.shrink import minimise
 
-#: Properties certified by stateful_tests.diff_machine.
+#: Properties certified by rollcert.stateful_tests.diff_machine.
 DIFF_PROPERTY_IDS = frozenset(DIFF_PROPERTIES)
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
@@ -75,7 +75,7 @@ class CertificateData:
     seed: int
     results: dict[str, PropertyResult]
     #: The bounded exhaustive search's result, when one was asked for
-    #: (``stateful_tests.exhaustive.ExhaustiveResult``).
+    #: (``rollcert.stateful_tests.exhaustive.ExhaustiveResult``).
     exhaustive: Any = None
 
     @property
@@ -101,7 +101,7 @@ def _first_violation(error: BaseException) -> BaseException:
 def certify_property(target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
     """Run the machine of one property and decide its verdict."""
     if property_id in DIFF_PROPERTY_IDS:  # self-authored diffs have their own machine
-        from stateful_tests.diff_machine import certify_diff_property
+        from rollcert.stateful_tests.diff_machine import certify_diff_property
 
         return certify_diff_property(target, property_id, profile, seed)
     prop = PROPERTIES.get(property_id)

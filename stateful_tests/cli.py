@@ -19,8 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from model.properties import ALL_PROPERTY_IDS
-from stateful_tests.profiles import PROFILES
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.profiles import PROFILES
 
 USAGE_ERROR = 3
 
@@ -93,9 +93,9 @@ def _only(text: str | None) -> tuple[str, ...] | None:
 
 
 def _certify(args: argparse.Namespace) -> int:
-    from stateful_tests.certificate import render_junit, render_markdown, render_text, to_json
-    from stateful_tests.certify import certify
-    from stateful_tests.targets import resolve_target
+    from rollcert.stateful_tests.certificate import render_junit, render_markdown, render_text, to_json
+    from rollcert.stateful_tests.certify import certify
+    from rollcert.stateful_tests.targets import resolve_target
 
     only = _only(args.only)
     target = resolve_target(args.target)
@@ -103,7 +103,7 @@ def _certify(args: argparse.Namespace) -> int:
         raise UsageError(f"--exhaustive-depth takes 1 to 6, got {args.exhaustive_depth}")
     certificate = certify(target, profile=args.profile, seed=args.seed, only=only)
     if args.exhaustive_depth is not None:
-        from stateful_tests.exhaustive import explore
+        from rollcert.stateful_tests.exhaustive import explore
 
         certificate.exhaustive = explore(target, depth=args.exhaustive_depth)
     print(render_text(certificate))
@@ -114,7 +114,11 @@ def _certify(args: argparse.Namespace) -> int:
 
 
 def _specimens(args: argparse.Namespace) -> int:
-    from stateful_tests.kill_matrix import kill_matrix, render_kill_matrix, render_kill_matrix_markdown
+    from rollcert.stateful_tests.kill_matrix import (
+        kill_matrix,
+        render_kill_matrix,
+        render_kill_matrix_markdown,
+    )
 
     matrix = kill_matrix(profile=args.profile, seed=args.seed)
     print(render_kill_matrix(matrix))
@@ -125,10 +129,10 @@ def _specimens(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from stateful_tests.adapter import HarnessError
-    from stateful_tests.certificate import format_steps, parse_trace
-    from stateful_tests.judge import Violation, replay
-    from stateful_tests.targets import resolve_target
+    from rollcert.stateful_tests.adapter import HarnessError
+    from rollcert.stateful_tests.certificate import format_steps, parse_trace
+    from rollcert.stateful_tests.judge import Violation, replay
+    from rollcert.stateful_tests.targets import resolve_target
 
     if args.trace is not None:
         trace_text = args.trace
@@ -140,7 +144,7 @@ def _replay(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
             ) from None
-    from stateful_tests.diff_machine import is_diff_trace
+    from rollcert.stateful_tests.diff_machine import is_diff_trace
 
     if is_diff_trace(trace_text):  # a diff machine's trace (S1-S3) has its own replay
         return _replay_diff(args.target, trace_text)
@@ -166,11 +170,11 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _replay_diff(target_text: str, trace_text: str) -> int:
     """Replay a diff trace: the same report and exit status as any replay."""
-    from stateful_tests.adapter import HarnessError
-    from stateful_tests.certificate import format_steps
-    from stateful_tests.diff_machine import NotGenerable, parse_diff_trace, replay_diff
-    from stateful_tests.judge import Violation
-    from stateful_tests.targets import resolve_target
+    from rollcert.stateful_tests.adapter import HarnessError
+    from rollcert.stateful_tests.certificate import format_steps
+    from rollcert.stateful_tests.diff_machine import NotGenerable, parse_diff_trace, replay_diff
+    from rollcert.stateful_tests.judge import Violation
+    from rollcert.stateful_tests.targets import resolve_target
 
     try:
         config, operations = parse_diff_trace(json.loads(trace_text))
@@ -197,18 +201,18 @@ def _replay_diff(target_text: str, trace_text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["prove"]:
-        from proofs.cli import main as prove_main
+        from rollcert.proofs.cli import main as prove_main
 
         return prove_main(arguments[1:])
     if arguments[:1] == ["explore"]:
-        from stateful_tests.exhaustive import main as explore_main
+        from rollcert.stateful_tests.exhaustive import main as explore_main
 
         return explore_main(arguments[1:])
     try:
         args = _parser().parse_args(arguments)
     except SystemExit as exit_request:
         return USAGE_ERROR if exit_request.code not in (0, None) else 0
-    from stateful_tests.targets import TargetError
+    from rollcert.stateful_tests.targets import TargetError
 
     try:
         if args.command == "certify":
@@ -216,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "specimens":
             return _specimens(args)
         if args.command == "smoke":
-            from stateful_tests.smoke import smoke
-            from stateful_tests.targets import resolve_target
+            from rollcert.stateful_tests.smoke import smoke
+            from rollcert.stateful_tests.targets import resolve_target
 
             return smoke(resolve_target(args.target))
         return _replay(args)

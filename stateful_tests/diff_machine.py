@@ -4,7 +4,7 @@ An author snapshots the buffer and later applies diffs against its snapshots
 (positional and content-anchored, with read-sets that do and do not overlap
 what happens next); a tool writes into the same buffer in between; rollbacks
 and rollbacks of applied diffs are interleaved. After every step the SUT is
-compared with :mod:`model.diffs`, in both directions:
+compared with :mod:`rollcert.model.diffs`, in both directions:
 
 - **soundness** (the verdict): the SUT must never accept a diff the rule
   rejects, never produce other bytes than the model (after an apply, a
@@ -14,10 +14,10 @@ compared with :mod:`model.diffs`, in both directions:
   accepted. A ``StaleBaseError`` where the rule accepts, with nothing changed,
   is sound but imprecise: the run goes on from the unchanged state.
 
-Diff steps do not fit :class:`stateful_tests.judge.Session` (snapshots and
+Diff steps do not fit :class:`rollcert.stateful_tests.judge.Session` (snapshots and
 diff handles, the precision tally), so this module has its own session, step
 records (which carry the snapshot B0 and the diff, for the counterexample),
-replay, minimiser and trace format; a :class:`~stateful_tests.judge.Violation`
+replay, minimiser and trace format; a :class:`~rollcert.stateful_tests.judge.Violation`
 it raises is the same kind the certificate already renders.
 """
 
@@ -34,7 +34,7 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from model.diffs import (
+from rollcert.model.diffs import (
     DIFF_PROPERTIES,
     ApplyDiff,
     DiffModelState,
@@ -52,10 +52,10 @@ from model.diffs import (
     locate,
     reject_apply,
 )
-from model.errors import StaleBaseError, error_kind
-from model.operations import Rollback, Splice
-from stateful_tests import strategies
-from stateful_tests.adapter import (
+from rollcert.model.errors import StaleBaseError, error_kind
+from rollcert.model.operations import Rollback, Splice
+from rollcert.stateful_tests import strategies
+from rollcert.stateful_tests.adapter import (
     BufferConfig,
     Capability,
     HarnessError,
@@ -63,10 +63,10 @@ from stateful_tests.adapter import (
     SystemUnderTest,
     Target,
 )
-from stateful_tests.certify import PropertyResult, run_to_verdict
-from stateful_tests.judge import Observed, StepRecord, Violation, explain, observe
-from stateful_tests.profiles import Profile
-from stateful_tests.shrink import greedy_minimise
+from rollcert.stateful_tests.certify import PropertyResult, run_to_verdict
+from rollcert.stateful_tests.judge import Observed, StepRecord, Violation, explain, observe
+from rollcert.stateful_tests.profiles import Profile
+from rollcert.stateful_tests.shrink import greedy_minimise
 
 DIFF_TRACE_SCHEMA = "rollcert-diff-trace/1"
 

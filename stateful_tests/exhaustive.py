@@ -5,8 +5,8 @@ hypothesis* (the bet TLC and Alloy make) most bugs of a rollback log already
 show on buffers of a few bytes over a two-letter alphabet, within a handful of
 operations. So instead of drawing traces at random we try every trace up to a
 depth ``k`` over a finite operation alphabet derived from the model's current
-state, against any :class:`~stateful_tests.adapter.Target`, judging each step
-through the same :class:`~stateful_tests.judge.Session` the machines use.
+state, against any :class:`~rollcert.stateful_tests.adapter.Target`, judging each step
+through the same :class:`~rollcert.stateful_tests.judge.Session` the machines use.
 
 Breadth-first order gives the search its one guarantee: the first violation it
 meets is a *shortest* counterexample (within the operation alphabet below),
@@ -15,7 +15,7 @@ process), so each frontier node is rebuilt by replaying its trace from a fresh
 buffer; at depth <= 5 that costs a few judged steps per node.
 
 What is enumerated at each node (all of it gated by the target's capabilities,
-exactly as :data:`stateful_tests.machines.RULE_CAPABILITY` gates the rules):
+exactly as :data:`rollcert.stateful_tests.machines.RULE_CAPABILITY` gates the rules):
 
 - splices, in one of two scopes (see :func:`_splices`). ``wide``: every offset
   ``0..len``, every delete length ``0..min(2, len - o)``, and ``s`` in
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from model.operations import (
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Operation,
@@ -61,10 +61,10 @@ from model.operations import (
     TakeCheckpoint,
     operation_to_json,
 )
-from model.reference import POLICIES, ModelState
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
-from stateful_tests.judge import Session, Violation, replay
-from stateful_tests.machines import REQUIRED_CAPABILITIES, RULE_CAPABILITY, RULES_BY_PROPERTY
+from rollcert.model.reference import POLICIES, ModelState
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
+from rollcert.stateful_tests.judge import Session, Violation, replay
+from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, RULE_CAPABILITY, RULES_BY_PROPERTY
 
 Verdict = Literal["passed", "violated", "unknown", "error"]
 
@@ -534,8 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Exit status as for ``certify``: 0 passed, 1 violated, 2 unknown (budget ran
     out) or error, 3 usage or target error.
     """
-    from stateful_tests.certificate import format_steps
-    from stateful_tests.targets import TargetError, resolve_target
+    from rollcert.stateful_tests.certificate import format_steps
+    from rollcert.stateful_tests.targets import TargetError, resolve_target
 
     parser = argparse.ArgumentParser(
         prog="rollcert explore", description="Bounded exhaustive search: every trace up to a depth."

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from model.errors import error_kind
-from model.operations import (
+from rollcert.model.errors import error_kind
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Compact,
@@ -28,8 +28,8 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from model.reference import ModelState, Outcome, initial_state, step
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
+from rollcert.model.reference import ModelState, Outcome, initial_state, step
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.properties import PROPERTIES
-from specimens import Specimen, load_all
-from stateful_tests.certify import CertificateData, certify
+from rollcert.model.properties import PROPERTIES
+from rollcert.specimens import Specimen, load_all
+from rollcert.stateful_tests.certify import CertificateData, certify
 
 
 @dataclass
@@ -121,7 +121,7 @@ def render_kill_matrix(matrix: KillMatrix) -> str:
 
 def render_kill_matrix_markdown(matrix: KillMatrix, *, profile: str, seed: int) -> str:
     """The specimens page of the docs: each story, its verdicts and its minimal counterexample."""
-    from stateful_tests.certificate import format_counterexample
+    from rollcert.stateful_tests.certificate import format_counterexample
 
     lines = [
         "# Specimens: deliberately broken implementations",

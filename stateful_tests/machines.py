@@ -5,9 +5,9 @@ those, so a violation found by the R2 machine is an R2 violation (R0, the
 master property, uses every rule). Rules whose capability the target lacks are
 left out; a property whose required capabilities are missing is not assessed.
 
-The machine delegates every step to :class:`stateful_tests.judge.Session`,
+The machine delegates every step to :class:`rollcert.stateful_tests.judge.Session`,
 notes each operation (so Hypothesis prints a readable trace), and counts the
-situations of :mod:`model.properties` that the run reached, so a run that never
+situations of :mod:`rollcert.model.properties` that the run reached, so a run that never
 got anywhere interesting reports ``unknown`` instead of ``passed``.
 """
 
@@ -21,7 +21,7 @@ from hypothesis import assume, note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from model.operations import (
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Compact,
@@ -37,11 +37,11 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from model.properties import PROPERTIES, Property
-from model.reference import splice_bytes
-from stateful_tests import strategies
-from stateful_tests.adapter import BufferConfig, Capability, Target
-from stateful_tests.judge import Session
+from rollcert.model.properties import PROPERTIES, Property
+from rollcert.model.reference import splice_bytes
+from rollcert.stateful_tests import strategies
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
+from rollcert.stateful_tests.judge import Session
 
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {

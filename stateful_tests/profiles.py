@@ -36,7 +36,7 @@ class Profile:
             derandomize=False,
             # No shrink phase: Hypothesis's shrinker spends tens of seconds on a
             # state machine whose draws depend on the state. Our own pass
-            # (stateful_tests.shrink) minimises the first failing trace by replay
+            # (rollcert.stateful_tests.shrink) minimises the first failing trace by replay
             # in milliseconds, down to a 1-minimal trace.
             phases=[Phase.explicit, Phase.reuse, Phase.generate],
         )

@@ -3,8 +3,8 @@
 This module is the one place that defines what travels between rollcert and a
 server that hosts the implementation under test in another process (another
 language, or dependencies that clash with ours). Both ends of rollcert's own
-code (:mod:`stateful_tests.adapters.subprocess_client` and the reference
-:mod:`stateful_tests.protocol_server`) encode and decode through it, so they
+code (:mod:`rollcert.stateful_tests.adapters.subprocess_client` and the reference
+:mod:`rollcert.stateful_tests.protocol_server`) encode and decode through it, so they
 cannot drift apart; ``docs/protocol.md`` describes the same thing for authors
 of servers in other languages.
 
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import Capability
 
 PROTOCOL_VERSION: Final = "rollcert-protocol/1"
 
@@ -221,7 +221,7 @@ def decode_request(message: Mapping[str, object]) -> Request:
 
 @dataclass(frozen=True)
 class ErrorReply:
-    """The server's refusal: an error kind (a name from ``model.errors.ERROR_KINDS``
+    """The server's refusal: an error kind (a name from ``rollcert.model.errors.ERROR_KINDS``
     when the implementation refused as the rules allow) and a message."""
 
     kind: str

@@ -1,13 +1,13 @@
 """The reference ``rollcert-protocol/1`` server: rollcert's own ``JournaledBuffer``
 served over stdin/stdout.
 
-    python -m stateful_tests.protocol_server
-    rollcert certify 'subprocess:python -m stateful_tests.protocol_server'
+    python -m rollcert.stateful_tests.protocol_server
+    rollcert certify 'subprocess:python -m rollcert.stateful_tests.protocol_server'
 
 It exists for two reasons. It certifies the subprocess path end to end (its
 certificate must match the in-process ``bundled`` target's), and it is the
 example an author ports to Rust, Go or JavaScript: it knows only the wire
-format (:mod:`stateful_tests.protocol`) and the implementation it hosts, not
+format (:mod:`rollcert.stateful_tests.protocol`) and the implementation it hosts, not
 rollcert's adapters. The hooks it uses for fault injection and out-of-log writes
 are the same as ``stateful_tests/adapters/bundled.py``'s.
 
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import IO
 
-from impl import Checkpoint, FaultInjectingJournal, InMemoryJournal, JournaledBuffer
-from model.errors import UnreachableRollbackError, error_kind
-from model.reference import POLICIES, check_splice_arguments
-from stateful_tests import SUITE_VERSION
-from stateful_tests.protocol import (
+from rollcert.impl import Checkpoint, FaultInjectingJournal, InMemoryJournal, JournaledBuffer
+from rollcert.model.errors import UnreachableRollbackError, error_kind
+from rollcert.model.reference import POLICIES, check_splice_arguments
+from rollcert.stateful_tests import SUITE_VERSION
+from rollcert.stateful_tests.protocol import (
     PROTOCOL_ERROR_KIND,
     PROTOCOL_VERSION,
     WIRE_CAPABILITIES,
@@ -98,7 +98,7 @@ class JournaledBufferServer:
             return error_line(request.id, kind, str(error))
         return success_line(request.id, result)
 
-    # -- the operations (one method per op of stateful_tests.protocol.OPERATIONS) ---------
+    # -- the operations (one method per op of rollcert.stateful_tests.protocol.OPERATIONS) ---------
 
     def do_hello(self, protocol: str) -> Hello:
         if protocol != PROTOCOL_VERSION:

@@ -13,15 +13,15 @@ from collections.abc import Callable
 
 import pytest
 
-from stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import Target
 
 
 def certify_or_fail(
     target: Target | str, *, profile: str = "quick", seed: int = 0, only: tuple[str, ...] | None = None
 ) -> None:
-    from stateful_tests.certificate import render_text
-    from stateful_tests.certify import certify
-    from stateful_tests.targets import resolve_target
+    from rollcert.stateful_tests.certificate import render_text
+    from rollcert.stateful_tests.certify import certify
+    from rollcert.stateful_tests.targets import resolve_target
 
     resolved = resolve_target(target) if isinstance(target, str) else target
     certificate = certify(resolved, profile=profile, seed=seed, only=only)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from model.operations import (
+from rollcert.model.operations import (
     ArmJournalFault,
     Compact,
     CorruptRecord,
@@ -28,10 +28,10 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from model.reference import initial_state, splice_bytes, step
-from stateful_tests.adapter import BufferConfig, HarnessError, Target
-from stateful_tests.judge import Violation, replay
-from stateful_tests.strategies import AFTER_THE_LAST_IO_CALL
+from rollcert.model.reference import initial_state, splice_bytes, step
+from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
+from rollcert.stateful_tests.judge import Violation, replay
+from rollcert.stateful_tests.strategies import AFTER_THE_LAST_IO_CALL
 
 #: Replays allowed for one counterexample; each is a few milliseconds at most.
 REPLAY_BUDGET = 2000

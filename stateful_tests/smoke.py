@@ -5,7 +5,7 @@ miswired (a server that never starts, an op that is misnamed, an error kind that
 does not travel), drowns the cause in a certificate of ``error`` verdicts. The
 smoke run makes a handful of fixed operations — a new buffer, a read, a splice,
 a rollback, a refused rollback, then each declared capability once — judged by
-the same :class:`~stateful_tests.judge.Session` as a certification, and prints
+the same :class:`~rollcert.stateful_tests.judge.Session` as a certification, and prints
 one line per check. It proves nothing about the rules (that is ``certify``'s
 job); it says whether certifying is worth starting.
 """
@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.operations import (
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Operation,
@@ -27,8 +27,8 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
-from stateful_tests.judge import Session, Violation
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
+from rollcert.stateful_tests.judge import Session, Violation
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from model.reference import POLICIES, ModelState, Policy
+from rollcert.model.reference import POLICIES, ModelState, Policy
 
 #: Two letters make repeats likely; a third keeps some edits distinguishable.
 ALPHABET = b"ab"
@@ -133,7 +133,7 @@ def lost_unsynced_bytes() -> st.SearchStrategy[int]:
 
 
 # -- self-authored diffs (S1-S3) ------------------------------------------------------
-# The diff machine (stateful_tests.diff_machine) draws from these. Buffers are
+# The diff machine (rollcert.stateful_tests.diff_machine) draws from these. Buffers are
 # short and made of few letters, so a tool's write lands next to, inside or far
 # from a diff's regions with similar odds, and repeated text gives a search by
 # content (the fuzzy_reconcile specimen) a wrong copy to find. The agent writes

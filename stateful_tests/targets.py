@@ -3,7 +3,7 @@
 - ``bundled`` (the default): rollcert's own ``impl.JournaledBuffer``;
 - ``specimen:NAME``: a deliberately broken implementation from ``specimens``;
 - ``NAME`` or ``thirdparty:NAME``: a registered third-party package (``textual``,
-  ``prompt_toolkit``, ``pycrdt``, ...; see ``stateful_tests.adapters``);
+  ``prompt_toolkit``, ``pycrdt``, ...; see ``rollcert.stateful_tests.adapters``);
 - ``module:attr``: any importable ``Target`` (or zero-argument callable returning one);
 - ``subprocess:COMMAND ARGS...``: a server speaking ``rollcert-protocol/1`` on its
   stdin/stdout (see ``docs/protocol.md``), in any language.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import shlex
 
-from stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import Target
 
 
 class TargetError(Exception):
@@ -23,13 +23,13 @@ class TargetError(Exception):
 
 def resolve_target(text: str) -> Target:
     if text in ("bundled", "impl", ""):
-        from stateful_tests.adapters.bundled import TARGET
+        from rollcert.stateful_tests.adapters.bundled import TARGET
 
         return TARGET
     if text.startswith("subprocess:"):
         return _subprocess_target(text.removeprefix("subprocess:"))
     if text.startswith("specimen:"):
-        from specimens import load_all
+        from rollcert.specimens import load_all
 
         name = text.removeprefix("specimen:")
         registry = load_all()
@@ -64,7 +64,7 @@ def resolve_target(text: str) -> Target:
             raise TargetError(f"calling {text} to build the target raised {type(error).__name__}: {error}") from None
     if not isinstance(found, Target):
         raise TargetError(
-            f"{text} is a {type(found).__name__}, not a stateful_tests.adapter.Target "
+            f"{text} is a {type(found).__name__}, not a rollcert.stateful_tests.adapter.Target "
             "(see README: 'Certify your own implementation')"
         )
     return found
@@ -72,7 +72,7 @@ def resolve_target(text: str) -> Target:
 
 def _subprocess_target(command: str) -> Target:
     """The Target served by ``command``, split as a POSIX shell would split it."""
-    from stateful_tests.adapters.subprocess_client import subprocess_target
+    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 
     try:
         argv = shlex.split(command)
@@ -88,7 +88,7 @@ def _subprocess_target(command: str) -> Target:
 
 def _third_party_location(text: str) -> str:
     """The ``module:attr`` behind a registered third-party name; other text unchanged."""
-    from stateful_tests.adapters import THIRD_PARTY_TARGETS
+    from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
 
     name = text.removeprefix("thirdparty:")
     if name in THIRD_PARTY_TARGETS:

@@ -11,12 +11,18 @@ from xml.etree import ElementTree
 
 import pytest
 
-from model.errors import JournalError
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target, UnsupportedOperations
-from stateful_tests.adapters.bundled import TARGET as BUNDLED
-from stateful_tests.certificate import parse_trace, render_junit, render_markdown, to_json
-from stateful_tests.certify import certify
-from stateful_tests.cli import main
+from rollcert.model.errors import JournalError
+from rollcert.stateful_tests.adapter import (
+    BufferConfig,
+    Capability,
+    HarnessError,
+    Target,
+    UnsupportedOperations,
+)
+from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
+from rollcert.stateful_tests.certificate import parse_trace, render_junit, render_markdown, to_json
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.cli import main
 
 ASSESSED = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")
 
@@ -88,7 +94,7 @@ def test_usage_and_target_errors_exit_3_with_one_line(argv: list[str], capsys: p
 
 def test_console_script_runs_in_a_real_process() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "stateful_tests.cli", "certify", "specimen:best_effort_log", "--only", "R1"],
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "specimen:best_effort_log", "--only", "R1"],
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 1, result.stderr
@@ -114,7 +120,7 @@ class _Fake(UnsupportedOperations):
 
     def rollback(self, steps: int) -> None:
         if steps > len(self.log):
-            from model.errors import UnreachableRollbackError
+            from rollcert.model.errors import UnreachableRollbackError
 
             raise UnreachableRollbackError("past horizon")
         for _ in range(steps):

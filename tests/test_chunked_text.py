@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl import ChunkedText
+from rollcert.impl import ChunkedText
 
 # (kind, position, length, insert): position and length are scaled to the current
 # buffer. "hinted" reads the removed bytes first and then writes the same offset,

@@ -6,7 +6,7 @@ The Hypothesis machine (``rollcert certify --only R5``) samples crash points;
 this test leaves none out for the traces it runs: every write, fsync,
 truncation, rename and directory sync an operation makes, and at each one
 every cut through the bytes written but not yet synced — every byte of a
-torn record. The disk is :class:`impl.storage.SimulatedDisk`; the same
+torn record. The disk is :class:`rollcert.impl.storage.SimulatedDisk`; the same
 journal code is crashed for real (SIGKILL) in ``tests/test_sigkill.py``.
 """
 
@@ -17,11 +17,11 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from impl.file_journal import DEFAULT_NAME, open_durable_buffer
-from impl.journaled_buffer import Checkpoint, JournaledBuffer
-from impl.storage import SimulatedCrash, SimulatedDisk
-from model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from model.reference import ModelState, initial_state, step
+from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
+from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
+from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
+from rollcert.model.reference import ModelState, initial_state, step
 
 TRACES = 60
 OPERATIONS_PER_TRACE = 8

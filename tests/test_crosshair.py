@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from proofs import crosshair_checks as ch
+from rollcert.proofs import crosshair_checks as ch
 
 pytestmark = pytest.mark.proof
 
@@ -53,7 +53,7 @@ def test_impl_agrees_with_the_model_and_the_dropped_record_does_not() -> None:
 
 def test_mirrors_agree_with_impl_and_model_on_concrete_inputs() -> None:
     """The mirrors are restatements, so check them against the real code on a few inputs."""
-    from model.reference import splice_bytes
+    from rollcert.model.reference import splice_bytes
 
     for buffer in (b"", b"ab", b"aab"):
         for offset in range(len(buffer) + 1):

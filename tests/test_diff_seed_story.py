@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import pytest
 
-from impl import JournaledBuffer
-from impl.diffs import DiffableBuffer
-from model.diffs import ApplyDiff, Hunk, Region, TakeSnapshot, ToolWrite, diff_step, initial_diff_state
-from model.errors import StaleBaseError
-from model.operations import Splice
-from specimens.write_set_only import WriteSetOnlyBuffer
+from rollcert.impl import JournaledBuffer
+from rollcert.impl.diffs import DiffableBuffer
+from rollcert.model.diffs import (
+    ApplyDiff,
+    Hunk,
+    Region,
+    TakeSnapshot,
+    ToolWrite,
+    diff_step,
+    initial_diff_state,
+)
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.operations import Splice
+from rollcert.specimens.write_set_only import WriteSetOnlyBuffer
 
 LINES = 1000
 CONTEXT = b"".join(b"line %04d: working notes\n" % number for number in range(1, LINES + 1))

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from impl.diffs import AuthoredDiff, DiffableBuffer, Placed
-from stateful_tests.adapter import Capability, Target
-from stateful_tests.adapters.bundled import TARGET as BUNDLED
-from stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
-from stateful_tests.certificate import format_counterexample, render_markdown, to_json
-from stateful_tests.certify import certify, certify_property
-from stateful_tests.cli import main
-from stateful_tests.profiles import PROFILES
-from stateful_tests.targets import resolve_target
+from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
+from rollcert.stateful_tests.adapter import Capability, Target
+from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.stateful_tests.certificate import format_counterexample, render_markdown, to_json
+from rollcert.stateful_tests.certify import certify, certify_property
+from rollcert.stateful_tests.cli import main
+from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.stateful_tests.targets import resolve_target
 
 QUICK = PROFILES["quick"]
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl import JournaledBuffer
-from impl.diffs import AppliedDiff, DiffableBuffer, map_gap, map_intervals
-from model.diffs import (
+from rollcert.impl import JournaledBuffer
+from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, map_gap, map_intervals
+from rollcert.model.diffs import (
     ApplyDiff,
     DiffModelState,
     DiffOperation,
@@ -20,9 +20,9 @@ from model.diffs import (
     diff_step,
     initial_diff_state,
 )
-from model.errors import StaleBaseError, UnreachableRollbackError
-from model.operations import Rollback, Splice
-from stateful_tests import strategies
+from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
+from rollcert.model.operations import Rollback, Splice
+from rollcert.stateful_tests import strategies
 
 
 def fresh(initial: bytes = b"abcdefgh", **options: object) -> DiffableBuffer:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.diffs import (
+from rollcert.model.diffs import (
     DIFF_PROPERTIES,
     Accepted,
     ApplyDiff,
@@ -25,9 +25,9 @@ from model.diffs import (
     diff_step,
     initial_diff_state,
 )
-from model.errors import StaleBaseError, UnreachableRollbackError
-from model.operations import Rollback, Splice
-from model.properties import PROPERTIES
+from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
+from rollcert.model.operations import Rollback, Splice
+from rollcert.model.properties import PROPERTIES
 
 
 def run(initial: bytes, *operations: object) -> DiffModelState:

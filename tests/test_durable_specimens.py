@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from impl.file_journal import DEFAULT_NAME, FileJournal, JournalReader, open_durable_buffer
-from impl.storage import SimulatedCrash, SimulatedDisk
-from model.errors import RecoveryError
-from specimens.mutate_before_fsync import MutateBeforeFsync
-from specimens.skip_bad_record import SkipBadRecord
-from specimens.torn_tail_applied import TornTailApplied
-from stateful_tests.adapters.durable import record_spans
+from rollcert.impl.file_journal import DEFAULT_NAME, FileJournal, JournalReader, open_durable_buffer
+from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
+from rollcert.model.errors import RecoveryError
+from rollcert.specimens.mutate_before_fsync import MutateBeforeFsync
+from rollcert.specimens.skip_bad_record import SkipBadRecord
+from rollcert.specimens.torn_tail_applied import TornTailApplied
+from rollcert.stateful_tests.adapters.durable import record_spans
 
 
 def torn_insert_disk() -> SimulatedDisk:

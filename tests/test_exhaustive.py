@@ -12,10 +12,10 @@ from functools import cache
 
 import pytest
 
-from specimens import load_all
-from stateful_tests.adapters.bundled import TARGET
-from stateful_tests.certify import certify
-from stateful_tests.exhaustive import ExhaustiveResult, explore, main
+from rollcert.specimens import load_all
+from rollcert.stateful_tests.adapters.bundled import TARGET
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.exhaustive import ExhaustiveResult, explore, main
 
 #: first_match_scan hashes 4 bytes on each side of an edit: a wrong earlier match
 #: needs a run of at least 4 equal bytes before *two* candidate positions, so no

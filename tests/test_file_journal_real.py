@@ -25,19 +25,19 @@ from typing import Any
 
 import pytest
 
-from impl.file_journal import (
+from rollcert.impl.file_journal import (
     FRAME,
     HEADER,
     encode_rollback,
     encode_splice,
     open_durable_buffer,
 )
-from impl.journal import InverseRecord
-from impl.journaled_buffer import Checkpoint, JournaledBuffer
-from impl.storage import RealDirectory
-from model.errors import JournalError, RecoveryError, UnreachableRollbackError, error_kind
-from model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from model.reference import ModelState, initial_state, step
+from rollcert.impl.journal import InverseRecord
+from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
+from rollcert.impl.storage import RealDirectory
+from rollcert.model.errors import JournalError, RecoveryError, UnreachableRollbackError, error_kind
+from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
+from rollcert.model.reference import ModelState, initial_state, step
 
 INITIAL = b"the quick brown fox"
 JOURNAL = "journal"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import impl.chunked_text as chunked_text
-from impl import (
+import rollcert.impl.chunked_text as chunked_text
+from rollcert.impl import (
     Checkpoint,
     ChunkedText,
     DivergenceError,

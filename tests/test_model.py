@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from model.operations import (
+from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Operation,
@@ -18,7 +18,7 @@ from model.operations import (
     operation_from_json,
     operation_to_json,
 )
-from model.reference import ModelState, initial_state, splice_bytes, step
+from rollcert.model.reference import ModelState, initial_state, splice_bytes, step
 
 
 def run(state: ModelState, *operations: Operation) -> ModelState:

@@ -13,8 +13,8 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from benchmarks.plain_machine import build_plain_machine, run_plain  # noqa: E402
-from specimens import load_all  # noqa: E402
-from stateful_tests.machines import rules_for  # noqa: E402
+from rollcert.specimens import load_all  # noqa: E402
+from rollcert.stateful_tests.machines import rules_for  # noqa: E402
 
 
 def test_plain_machine_finds_best_effort_log() -> None:

@@ -3,7 +3,7 @@
 The bridge tests are what keep the proofs honest: the theorems are about the
 z3 encoding of splice and inverse records, so these tests evaluate that same
 encoding on concrete random inputs and compare it with
-``model.reference.splice_bytes``, the reference model's step function, and the
+``rollcert.model.reference.splice_bytes``, the reference model's step function, and the
 production ``JournaledBuffer``. If someone changes the meaning of a splice in
 the code, the bridge fails before a proof silently stops being about it.
 """
@@ -20,11 +20,11 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.operations import Rollback, Splice
-from model.reference import initial_state, splice_bytes, step
-from proofs import decode
-from proofs.cli import SCHEMA, main
-from proofs.encoding import (
+from rollcert.model.operations import Rollback, Splice
+from rollcert.model.reference import initial_state, splice_bytes, step
+from rollcert.proofs import decode
+from rollcert.proofs.cli import SCHEMA, main
+from rollcert.proofs.encoding import (
     SymbolicBuffer,
     SymbolicRecord,
     evaluate_concretely,
@@ -33,14 +33,14 @@ from proofs.encoding import (
     splice,
     undo,
 )
-from proofs.induction import lifo_rollback_restores, vocabulary
-from proofs.obligations import REGISTRY, Obligation, obligation_named
-from proofs.runner import ObligationResult, check, hypotheses_satisfiable
+from rollcert.proofs.induction import lifo_rollback_restores, vocabulary
+from rollcert.proofs.obligations import REGISTRY, Obligation, obligation_named
+from rollcert.proofs.runner import ObligationResult, check, hypotheses_satisfiable
 
 pytestmark = pytest.mark.proof
 
 try:
-    from impl import JournaledBuffer
+    from rollcert.impl import JournaledBuffer
 except ImportError:  # the implementation is built in parallel; the bridge to it is optional
     JournaledBuffer = None  # type: ignore[assignment,misc]
 

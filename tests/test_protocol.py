@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from model.errors import JournalError, UnreachableRollbackError
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError
-from stateful_tests.adapters.bundled import TARGET as BUNDLED
-from stateful_tests.adapters.subprocess_client import (
+from rollcert.model.errors import JournalError, UnreachableRollbackError
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError
+from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
+from rollcert.stateful_tests.adapters.subprocess_client import (
     HandshakeError,
     RemoteBuffer,
     ServerConnection,
@@ -31,9 +31,9 @@ from stateful_tests.adapters.subprocess_client import (
     exception_for_kind,
     subprocess_target,
 )
-from stateful_tests.certify import certify
-from stateful_tests.cli import main
-from stateful_tests.protocol import (
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.cli import main
+from rollcert.stateful_tests.protocol import (
     PROTOCOL_VERSION,
     WIRE_CAPABILITIES,
     ErrorReply,
@@ -45,8 +45,8 @@ from stateful_tests.protocol import (
 )
 
 FAKES = Path(__file__).parent / "fake_servers"
-REFERENCE = [sys.executable, "-m", "stateful_tests.protocol_server"]
-REFERENCE_TEXT = f"subprocess:{sys.executable} -m stateful_tests.protocol_server"
+REFERENCE = [sys.executable, "-m", "rollcert.stateful_tests.protocol_server"]
+REFERENCE_TEXT = f"subprocess:{sys.executable} -m rollcert.stateful_tests.protocol_server"
 #: Short, so the hanging fake is cut quickly; ample for a local server that answers.
 TIMEOUT = 1.0
 

@@ -13,8 +13,8 @@ import contextlib
 
 import pytest
 
-from impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer, JournalError
-from specimens.best_effort_log import BestEffortLogBuffer
+from rollcert.impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer, JournalError
+from rollcert.specimens.best_effort_log import BestEffortLogBuffer
 
 SOURCE = b'def total(values: int) -> int:\n    """Sum of values; values is an int."""\n'
 PARAMETER = SOURCE.index(b"int")

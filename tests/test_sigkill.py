@@ -28,10 +28,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from impl.file_journal import open_durable_buffer
-from impl.storage import RealDirectory
-from model.operations import Compact, Operation, Rollback, Splice
-from model.reference import initial_state, step
+from rollcert.impl.file_journal import open_durable_buffer
+from rollcert.impl.storage import RealDirectory
+from rollcert.model.operations import Compact, Operation, Rollback, Splice
+from rollcert.model.reference import initial_state, step
 
 ROOT = Path(__file__).resolve().parent.parent
 INITIAL = b"rollcert-sigkill"
@@ -73,10 +73,10 @@ def operation_stream(seed: int, count: int) -> list[Operation]:
 CHILD_CODE = (
     "import random, sys\n"
     f"INITIAL = {INITIAL!r}\n"
-    "from impl.file_journal import open_durable_buffer\n"
-    "from impl.storage import RealDirectory\n"
-    "from model.operations import Compact, Operation, Rollback, Splice\n"
-    "from model.reference import initial_state, step\n"
+    "from rollcert.impl.file_journal import open_durable_buffer\n"
+    "from rollcert.impl.storage import RealDirectory\n"
+    "from rollcert.model.operations import Compact, Operation, Rollback, Splice\n"
+    "from rollcert.model.reference import initial_state, step\n"
     + textwrap.dedent(inspect.getsource(operation_stream))
     + textwrap.dedent(
         """

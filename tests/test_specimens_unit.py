@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.errors import error_kind
-from model.operations import (
+from rollcert.model.errors import error_kind
+from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
     Operation,
@@ -31,17 +31,17 @@ from model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from model.reference import ModelState, Outcome, Policy, initial_state, splice_bytes, step
-from specimens import load_all
-from specimens._base import NaiveJournaledBuffer
-from specimens.best_effort_log import BestEffortLogBuffer
-from specimens.depth_checkpoints import DepthCheckpointBuffer
-from specimens.evict_newest import EvictNewestBuffer
-from specimens.fifo_replay import FifoReplayBuffer
-from specimens.first_match_scan import FirstMatchScanBuffer
-from specimens.no_divergence_check import NoDivergenceCheckBuffer
-from specimens.non_atomic_rollback import NonAtomicRollbackBuffer
-from specimens.snapshot_jump import SnapshotJumpBuffer
+from rollcert.model.reference import ModelState, Outcome, Policy, initial_state, splice_bytes, step
+from rollcert.specimens import load_all
+from rollcert.specimens._base import NaiveJournaledBuffer
+from rollcert.specimens.best_effort_log import BestEffortLogBuffer
+from rollcert.specimens.depth_checkpoints import DepthCheckpointBuffer
+from rollcert.specimens.evict_newest import EvictNewestBuffer
+from rollcert.specimens.fifo_replay import FifoReplayBuffer
+from rollcert.specimens.first_match_scan import FirstMatchScanBuffer
+from rollcert.specimens.no_divergence_check import NoDivergenceCheckBuffer
+from rollcert.specimens.non_atomic_rollback import NonAtomicRollbackBuffer
+from rollcert.specimens.snapshot_jump import SnapshotJumpBuffer
 
 Observed = tuple[bytes, int, int]
 

@@ -20,19 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from model.operations import OutOfLogWrite, Rollback, Splice
-from model.properties import ALL_PROPERTY_IDS
-from stateful_tests.adapter import BufferConfig, KnownFinding, Target
-from stateful_tests.adapters import (
+from rollcert.model.operations import OutOfLogWrite, Rollback, Splice
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.adapter import BufferConfig, KnownFinding, Target
+from rollcert.stateful_tests.adapters import (
     EMPTY_EDIT_NOT_RECORDED,
     THIRD_PARTY_TARGETS,
     UNCHANGING_EDIT_SKIPPED,
     focused,
     require_package,
 )
-from stateful_tests.certify import CertificateData, PropertyResult, certify
-from stateful_tests.judge import StepRecord
-from stateful_tests.targets import TargetError, resolve_target
+from rollcert.stateful_tests.certify import CertificateData, PropertyResult, certify
+from rollcert.stateful_tests.judge import StepRecord
+from rollcert.stateful_tests.targets import TargetError, resolve_target
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
 REGENERATE = "python docs/certifications/regenerate.py"
@@ -99,7 +99,7 @@ def _counterexample(result: PropertyResult) -> list[StepRecord]:
 
 def test_every_registered_target_is_documented() -> None:
     assert {d.target for d in DOCUMENTED} == set(filter(_is_buffer_package, THIRD_PARTY_TARGETS)), (
-        "every name in stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
+        "every name in rollcert.stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
     )
     for documented in DOCUMENTED:
         assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), (

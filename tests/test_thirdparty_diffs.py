@@ -21,19 +21,19 @@ from pathlib import Path
 
 import pytest
 
-from model.diffs import ApplyDiff, DiffModelState, DiffOperation, Hunk, TakeSnapshot, ToolWrite
-from model.properties import ALL_PROPERTY_IDS
-from stateful_tests.adapter import BufferConfig, CapabilityMissing, KnownFinding, Target
-from stateful_tests.adapters import THIRD_PARTY_TARGETS, focused
-from stateful_tests.certify import CertificateData, PropertyResult, certify
-from stateful_tests.diff_machine import (
+from rollcert.model.diffs import ApplyDiff, DiffModelState, DiffOperation, Hunk, TakeSnapshot, ToolWrite
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.adapter import BufferConfig, CapabilityMissing, KnownFinding, Target
+from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS, focused
+from rollcert.stateful_tests.certify import CertificateData, PropertyResult, certify
+from rollcert.stateful_tests.diff_machine import (
     DECLARED_READ_CHANGED,
     POSITIONAL_ON_MOVED_BASE,
     DiffStepRecord,
     replay_diff,
 )
-from stateful_tests.judge import Violation
-from stateful_tests.targets import TargetError, resolve_target
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.targets import TargetError, resolve_target
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
 REGENERATE = "python docs/certifications/regenerate.py"
@@ -110,7 +110,7 @@ def _counterexample(result: PropertyResult) -> list[DiffStepRecord]:
 def test_every_registered_diff_applier_is_documented() -> None:
     registered = {name for name in THIRD_PARTY_TARGETS if _applier(name) in NEEDS}
     assert {d.target for d in DOCUMENTED} == registered, (
-        "every diff applier in stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
+        "every diff applier in rollcert.stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
     )
     for documented in DOCUMENTED:
         assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), f"{documented.page}: run {REGENERATE}"
@@ -320,7 +320,7 @@ def test_line_tools_generate_line_breaks() -> None:
 
 
 def test_a_missing_tool_says_what_to_install() -> None:
-    from stateful_tests.adapters.gnu_patch import require_tool
+    from rollcert.stateful_tests.adapters.gnu_patch import require_tool
 
     with pytest.raises(TargetError, match="not installed"):
         require_tool("rollcert-no-such-tool")

@@ -13,30 +13,30 @@ import importlib
 from dataclasses import replace
 from importlib import metadata
 
-from model.operations import Operation, Rollback, Splice
-from model.reference import ModelState, check_splice_arguments, splice_bytes
-from stateful_tests.adapter import KnownFinding, Target
+from rollcert.model.operations import Operation, Rollback, Splice
+from rollcert.model.reference import ModelState, check_splice_arguments, splice_bytes
+from rollcert.stateful_tests.adapter import KnownFinding, Target
 
 #: Registered name -> "module:attribute" of a zero-argument function building the Target.
 THIRD_PARTY_TARGETS: dict[str, str] = {
-    "textual": "stateful_tests.adapters.textual_textarea:build_target",
-    "prompt_toolkit": "stateful_tests.adapters.prompt_toolkit_buffer:build_target",
-    "pycrdt": "stateful_tests.adapters.pycrdt_text:build_tagged_target",
-    "pycrdt-untagged": "stateful_tests.adapters.pycrdt_text:build_untagged_target",
+    "textual": "rollcert.stateful_tests.adapters.textual_textarea:build_target",
+    "prompt_toolkit": "rollcert.stateful_tests.adapters.prompt_toolkit_buffer:build_target",
+    "pycrdt": "rollcert.stateful_tests.adapters.pycrdt_text:build_tagged_target",
+    "pycrdt-untagged": "rollcert.stateful_tests.adapters.pycrdt_text:build_untagged_target",
     # The same adapters with their package's shortest findings set aside (see focused()).
-    "textual-focused": "stateful_tests.adapters.textual_textarea:build_focused_target",
-    "prompt_toolkit-focused": "stateful_tests.adapters.prompt_toolkit_buffer:build_focused_target",
-    "pycrdt-focused": "stateful_tests.adapters.pycrdt_text:build_focused_target",
+    "textual-focused": "rollcert.stateful_tests.adapters.textual_textarea:build_focused_target",
+    "prompt_toolkit-focused": "rollcert.stateful_tests.adapters.prompt_toolkit_buffer:build_focused_target",
+    "pycrdt-focused": "rollcert.stateful_tests.adapters.pycrdt_text:build_focused_target",
     # Diff appliers (S1): no undo log, so only the diff capability.
-    "diff-match-patch": "stateful_tests.adapters.diff_match_patch_applier:build_target",
-    "gnu-patch": "stateful_tests.adapters.gnu_patch:build_target",
-    "git-apply": "stateful_tests.adapters.git_apply:build_target",
-    "git-apply-3way": "stateful_tests.adapters.git_apply:build_three_way_target",
+    "diff-match-patch": "rollcert.stateful_tests.adapters.diff_match_patch_applier:build_target",
+    "gnu-patch": "rollcert.stateful_tests.adapters.gnu_patch:build_target",
+    "git-apply": "rollcert.stateful_tests.adapters.git_apply:build_target",
+    "git-apply-3way": "rollcert.stateful_tests.adapters.git_apply:build_three_way_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule.
-    "diff-match-patch-focused": "stateful_tests.adapters.diff_match_patch_applier:build_focused_target",
-    "gnu-patch-focused": "stateful_tests.adapters.gnu_patch:build_focused_target",
-    "git-apply-focused": "stateful_tests.adapters.git_apply:build_focused_target",
-    "git-apply-3way-focused": "stateful_tests.adapters.git_apply:build_three_way_focused_target",
+    "diff-match-patch-focused": "rollcert.stateful_tests.adapters.diff_match_patch_applier:build_focused_target",
+    "gnu-patch-focused": "rollcert.stateful_tests.adapters.gnu_patch:build_focused_target",
+    "git-apply-focused": "rollcert.stateful_tests.adapters.git_apply:build_focused_target",
+    "git-apply-3way-focused": "rollcert.stateful_tests.adapters.git_apply:build_three_way_focused_target",
 }
 
 
@@ -44,9 +44,9 @@ def require_package(distribution: str, module: str) -> str:
     """The installed version of ``distribution``, after checking ``module`` imports.
 
     A missing package is a usage problem, not a verdict: it raises
-    :class:`~stateful_tests.targets.TargetError` with the one line that mends it.
+    :class:`~rollcert.stateful_tests.targets.TargetError` with the one line that mends it.
     """
-    from stateful_tests.targets import TargetError  # late: targets imports this package
+    from rollcert.stateful_tests.targets import TargetError  # late: targets imports this package
 
     try:
         importlib.import_module(module)

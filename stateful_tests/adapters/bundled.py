@@ -7,10 +7,16 @@ buffer's storage, bypassing the journal exactly as a stray writer would.
 
 from __future__ import annotations
 
-from impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer
-from model.reference import check_splice_arguments
-from stateful_tests import SUITE_VERSION
-from stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target, UnsupportedOperations
+from rollcert.impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer
+from rollcert.model.reference import check_splice_arguments
+from rollcert.stateful_tests import SUITE_VERSION
+from rollcert.stateful_tests.adapter import (
+    BufferConfig,
+    Capability,
+    SystemUnderTest,
+    Target,
+    UnsupportedOperations,
+)
 
 
 class BundledAdapter(UnsupportedOperations):
@@ -58,12 +64,12 @@ def bundled_factory(config: BufferConfig) -> SystemUnderTest:
     """The in-memory journal, or the durable file journal when the run asks for
     durability (the R5 machine does): both are the same ``JournaledBuffer``."""
     if config.durable:
-        from stateful_tests.adapters.durable import DurableAdapter
+        from rollcert.stateful_tests.adapters.durable import DurableAdapter
 
         return DurableAdapter(config)
     # Capability DIFFS: the same adapter with its mutations routed through
-    # impl.diffs.DiffableBuffer (see adapters/bundled_diffs.py for why).
-    from stateful_tests.adapters.bundled_diffs import BundledDiffAdapter
+    # rollcert.impl.diffs.DiffableBuffer (see adapters/bundled_diffs.py for why).
+    from rollcert.stateful_tests.adapters.bundled_diffs import BundledDiffAdapter
 
     return BundledDiffAdapter(config)
 

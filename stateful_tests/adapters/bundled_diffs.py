@@ -1,10 +1,10 @@
-"""The bundled adapter with capability DIFFS: ``impl.diffs.DiffableBuffer``.
+"""The bundled adapter with capability DIFFS: ``rollcert.impl.diffs.DiffableBuffer``.
 
 Why a subclass and a separate factory rather than more methods on
 ``BundledAdapter``: the diff layer only sees every mutation if every mutation
 goes through it, so this adapter routes the journaled operations (splice,
 rollback, rollback_to, adopt_current, compact) through a
-:class:`~impl.diffs.DiffableBuffer` that wraps the very buffer the base
+:class:`~rollcert.impl.diffs.DiffableBuffer` that wraps the very buffer the base
 adapter built. Everything else — fault injection, out-of-log writes, the
 durability hooks — is inherited unchanged, and ``BundledAdapter`` stays a
 plain adapter of ``JournaledBuffer``. If the base adapter swaps its buffer
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
-from model.diffs import Hunk, Region
-from stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
-from stateful_tests.adapters.bundled import BundledAdapter
+from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
+from rollcert.model.diffs import Hunk, Region
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
+from rollcert.stateful_tests.adapters.bundled import BundledAdapter
 
 
 class BundledDiffAdapter(BundledAdapter):

@@ -36,12 +36,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from model.diffs import Hunk, Region, check_diff
-from model.errors import StaleBaseError
-from model.reference import check_splice_arguments
-from stateful_tests.adapter import BufferConfig, Capability, CapabilityMissing, Target, UnsupportedOperations
-from stateful_tests.adapters import ascii_text, focused, require_package
-from stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
+from rollcert.model.diffs import Hunk, Region, check_diff
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.reference import check_splice_arguments
+from rollcert.stateful_tests.adapter import (
+    BufferConfig,
+    Capability,
+    CapabilityMissing,
+    Target,
+    UnsupportedOperations,
+)
+from rollcert.stateful_tests.adapters import ascii_text, focused, require_package
+from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 
 if TYPE_CHECKING:
     from diff_match_patch import diff_match_patch  # type: ignore[import-untyped]  # no stubs

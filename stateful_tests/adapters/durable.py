@@ -1,6 +1,6 @@
 """The adapter for a ``JournaledBuffer`` on a durable file journal (R5).
 
-The journal lives on a :class:`impl.storage.SimulatedDisk`, so the harness can
+The journal lives on a :class:`rollcert.impl.storage.SimulatedDisk`, so the harness can
 crash the machine at any I/O call, keep any prefix of the unsynced bytes (a
 torn record), flip bits in synced records and make writes fail as a full disk
 does — thousands of times a second, deterministically. The same journal code
@@ -18,11 +18,18 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from impl.file_journal import DEFAULT_NAME, FRAME, HEADER, FileJournal, JournalReader, open_durable_buffer
-from impl.journaled_buffer import JournaledBuffer
-from impl.storage import SimulatedCrash, SimulatedDisk
-from stateful_tests.adapter import BufferConfig, Capability
-from stateful_tests.adapters.bundled import BundledAdapter
+from rollcert.impl.file_journal import (
+    DEFAULT_NAME,
+    FRAME,
+    HEADER,
+    FileJournal,
+    JournalReader,
+    open_durable_buffer,
+)
+from rollcert.impl.journaled_buffer import JournaledBuffer
+from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
+from rollcert.stateful_tests.adapter import BufferConfig, Capability
+from rollcert.stateful_tests.adapters.bundled import BundledAdapter
 
 #: What a durable SUT can be driven on (no bounded capacity: compaction bounds it).
 DURABLE_CAPABILITIES = frozenset(

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
-from stateful_tests.adapters import focused
-from stateful_tests.adapters.gnu_patch import (
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
+from rollcert.stateful_tests.adapters import focused
+from rollcert.stateful_tests.adapters.gnu_patch import (
     FILE_NAME,
     LINE_ALPHABET,
     AppliedPatch,
@@ -45,7 +45,7 @@ from stateful_tests.adapters.gnu_patch import (
     authored_content,
     require_tool,
 )
-from stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
+from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 
 PATCH_NAME = f"{FILE_NAME}.patch"
 

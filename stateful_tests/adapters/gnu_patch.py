@@ -46,10 +46,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.diffs import Hunk, Region, check_diff
-from model.errors import StaleBaseError
-from model.reference import check_splice_arguments
-from stateful_tests.adapter import (
+from rollcert.model.diffs import Hunk, Region, check_diff
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.reference import check_splice_arguments
+from rollcert.stateful_tests.adapter import (
     BufferConfig,
     Capability,
     CapabilityMissing,
@@ -57,9 +57,9 @@ from stateful_tests.adapter import (
     Target,
     UnsupportedOperations,
 )
-from stateful_tests.adapters import focused
-from stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
-from stateful_tests.strategies import DIFF_ALPHABET, HUNK_ALPHABET, TOOL_ALPHABET
+from rollcert.stateful_tests.adapters import focused
+from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
+from rollcert.stateful_tests.strategies import DIFF_ALPHABET, HUNK_ALPHABET, TOOL_ALPHABET
 
 #: The diff machine's letters plus a line break (see the module docstring).
 LINE_ALPHABET = DIFF_ALPHABET + TOOL_ALPHABET + HUNK_ALPHABET + b"\n"
@@ -97,7 +97,7 @@ def tool_environment(home: Path) -> dict[str, str]:
 
 def require_tool(name: str) -> str:
     """The first line of ``name --version``, after checking the tool is on PATH."""
-    from stateful_tests.targets import TargetError  # late: targets imports the adapters package
+    from rollcert.stateful_tests.targets import TargetError  # late: targets imports the adapters package
 
     path = shutil.which(name)
     if path is None:

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from model.reference import check_integer, check_splice_arguments
-from stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
-from stateful_tests.adapters import (
+from rollcert.model.reference import check_integer, check_splice_arguments
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
+from rollcert.stateful_tests.adapters import (
     EMPTY_EDIT_NOT_RECORDED,
     UNDO_PAST_HORIZON_IGNORED,
     ascii_text,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from stateful_tests.adapter import UnsupportedOperations
+from rollcert.stateful_tests.adapter import UnsupportedOperations
 
 
 class RollbackBuffer(Protocol):

@@ -7,7 +7,7 @@ thousands of buffers, and a process per buffer would cost more than the tests.
 
 Whatever the server does wrong on the wire — garbage, a reply with the wrong id
 or the wrong types, a hang past the per-request timeout, an exit — becomes a
-:class:`~stateful_tests.adapter.HarnessError` that says exactly what happened
+:class:`~rollcert.stateful_tests.adapter.HarnessError` that says exactly what happened
 (with the server's last stderr lines when it died), so the certificate says
 ``error``, never ``violated``, and the harness itself never crashes. A refusal
 the server reports with a documented error kind is the implementation's answer
@@ -32,9 +32,15 @@ from collections import deque
 from collections.abc import Sequence
 from typing import IO, Final, NoReturn
 
-from model.errors import ERROR_KINDS
-from stateful_tests.adapter import BufferConfig, HarnessError, SystemUnderTest, Target, UnsupportedOperations
-from stateful_tests.protocol import (
+from rollcert.model.errors import ERROR_KINDS
+from rollcert.stateful_tests.adapter import (
+    BufferConfig,
+    HarnessError,
+    SystemUnderTest,
+    Target,
+    UnsupportedOperations,
+)
+from rollcert.stateful_tests.protocol import (
     MAX_LINE_BYTES,
     PROTOCOL_ERROR_KIND,
     PROTOCOL_VERSION,
@@ -64,7 +70,7 @@ class ServerNotStarted(HandshakeError):
 
 
 class ServerReportedError(Exception):
-    """Base of the exceptions made for error kinds that ``model.errors`` does not
+    """Base of the exceptions made for error kinds that ``rollcert.model.errors`` does not
     document. Each kind gets a subclass named after it, so the certificate reads
     ``undocumented:<kind>`` — the judge counts it as a wrong answer."""
 
@@ -386,7 +392,7 @@ def subprocess_target(command: str | Sequence[str], *, timeout: float | None = N
     try:
         server = SubprocessServer(argv, seconds)
     except ServerNotStarted as error:  # a mistyped command is a usage error, not a verdict
-        from stateful_tests.targets import TargetError  # late: targets imports this module lazily
+        from rollcert.stateful_tests.targets import TargetError  # late: targets imports this module lazily
 
         raise TargetError(str(error)) from None
     except HandshakeError as error:

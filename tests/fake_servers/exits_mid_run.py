@@ -3,8 +3,8 @@
 import os
 import sys
 
-from stateful_tests.protocol import Request
-from stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
 
 
 class ExitingServer(JournaledBufferServer):

@@ -5,8 +5,8 @@ Not a protocol violation: the certificate must say ``violated``, not ``error``.
 
 import sys
 
-from stateful_tests.protocol import Request, error_line
-from stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol import Request, error_line
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
 
 
 class RefusingServer(JournaledBufferServer):

@@ -2,8 +2,8 @@
 
 import sys
 
-from stateful_tests.protocol import Request, success_line
-from stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol import Request, success_line
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
 
 
 class WrongIdServer(JournaledBufferServer):
