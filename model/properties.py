@@ -402,3 +402,96 @@ PROPERTIES: dict[str, Property | DiffProperty] = {p.id: p for p in (R0, R1, R2, 
 #: bytes), and certified by rollcert.stateful_tests.diff_machine.
 PROPERTIES.update(DIFF_PROPERTIES)
 ALL_PROPERTY_IDS: tuple[str, ...] = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")
+
+
+# -- R7: linearizability (the concurrent family) ----------------------------------------
+#
+# R7 is a property of *histories of concurrent calls*, not of single steps, so its
+# situations look at one call of a history at a time together with the calls of
+# other threads that overlapped it in real time. The checker
+# (rollcert.stateful_tests.linearizability) finds a sequential order of the
+# history; the situations are evaluated on that order's steps, each with the model
+# state before it and the model's outcome, exactly like R0–R6's.
+
+#: The observations a concurrent history may contain besides the model's operations.
+OBSERVATIONS: tuple[str, ...] = ("read", "length", "depth", "revision")
+
+
+@dataclass(frozen=True)
+class ConcurrentCall:
+    """One call of a concurrent history, as R7's situations see it.
+
+    ``action`` is a model operation (a mutation or a checkpoint) or the name of an
+    observation (one of :data:`OBSERVATIONS`); ``overlapping`` lists the actions of
+    the calls of *other* threads whose [call, return] interval intersected this
+    one's (a call whose outcome is unknown never returned, so its interval is open).
+    """
+
+    thread: str
+    action: Operation | str
+    overlapping: tuple[Operation | str, ...]
+
+
+def _is_mutation(action: Operation | str) -> bool:
+    return isinstance(action, (Splice, Rollback, RollbackTo))
+
+
+def _overlapped(before: ModelState, call: ConcurrentCall, outcome: Outcome) -> bool:
+    return bool(call.overlapping)
+
+
+def _mutations_overlapped(before: ModelState, call: ConcurrentCall, outcome: Outcome) -> bool:
+    """Two mutations of different threads were in flight at once: the case a lock
+    taken per step, or released between the journal and the bytes, gets wrong."""
+    return _is_mutation(call.action) and any(_is_mutation(other) for other in call.overlapping)
+
+
+def _observed_multi_step_rollback(before: ModelState, call: ConcurrentCall, outcome: Outcome) -> bool:
+    """A rollback that undid two or more records while another thread observed the
+    buffer: an observer that looks between the steps sees a state that is neither
+    before nor after (length 5 at depth 2 on the way from 9 bytes back to 3)."""
+    return (
+        isinstance(call.action, (Rollback, RollbackTo))
+        and outcome.error is None
+        and before.depth - outcome.state.depth >= 2
+        and any(isinstance(other, str) for other in call.overlapping)
+    )
+
+
+R7 = Property(
+    "R7",
+    "Linearizability",
+    """Concurrent callers see whole operations. For every program — a
+    sequential prefix, then a few threads each running a short sequence of
+    splices, rollbacks, checkpoints, rollbacks to a checkpoint, reads and
+    observations of length, depth and revision — every history observed has a
+    sequential order that respects real time (a call that returned before
+    another was called comes first) and replays through the model with exactly
+    the results observed. A call whose outcome is unknown (a request that timed
+    out) may be placed anywhere after its call, or nowhere. A lock taken once
+    per rollback step, a lock released between the journal append and the
+    mutation, or an observation read without the lock each let a caller see a
+    state that never existed between two whole operations: a buffer that is
+    neither before nor after, which no sequential history explains. The check
+    is a Wing–Gong search with memoisation of (operations placed, model state);
+    a search that runs out of budget is unknown, never passed.""",
+    (
+        Situation("overlap", "two operations of different threads overlapped in real time", _overlapped),
+        Situation(
+            "mutations_overlapped",
+            "a splice or rollback overlapped another thread's splice or rollback",
+            _mutations_overlapped,
+        ),
+        Situation(
+            "observed_multi_step_rollback",
+            "an observation overlapped a rollback that undid two or more records",
+            _observed_multi_step_rollback,
+        ),
+    ),
+)
+
+#: R7 is certified by rollcert.stateful_tests.concurrency, not by a step machine. The
+#: annotation of PROPERTIES does not name its form, Property[ModelState, ConcurrentCall,
+#: Outcome], yet.
+PROPERTIES["R7"] = R7  # type: ignore[assignment]
+ALL_PROPERTY_IDS = (*ALL_PROPERTY_IDS, "R7")
