@@ -100,18 +100,26 @@ class JournaledBuffer:
         with self._lock:
             return self._storage.read()
 
+    # The observations take the lock too (R7): a rollback changes the bytes one
+    # step at a time and updates depth and revision at the end, so a reader that
+    # looked without the lock could see a length that is neither before nor
+    # after (5 bytes at depth 2 on the way from 9 back to 3).
+
     def __len__(self) -> int:
-        return len(self._storage)
+        with self._lock:
+            return len(self._storage)
 
     @property
     def depth(self) -> int:
         """Number of live (undoable) records; 0 is the horizon."""
-        return self._depth
+        with self._lock:
+            return self._depth
 
     @property
     def revision(self) -> int:
         """Grows by one on every splice and every rollback step; never reused."""
-        return self._revision
+        with self._lock:
+            return self._revision
 
     @property
     def storage(self) -> ChunkedText:

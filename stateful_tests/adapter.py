@@ -39,6 +39,9 @@ class Capability(StrEnum):
     BOUNDED = "bounded"  # honours BufferConfig.capacity and .policy
     DIFFS = "diffs"  # snapshot / diff / apply (S1-S3)
     DURABILITY = "durability"  # crash and recover (R5)
+    #: The SUT may be called from several threads at once (R7); it also offers
+    #: length(), an observation that must be as atomic as read().
+    CONCURRENT = "concurrent"
 
 
 class HarnessError(Exception):
@@ -113,6 +116,10 @@ class SystemUnderTest(Protocol):
         """Roll back to the live base the diff ``applied`` was applied to."""
         ...
     # -- end of capability DIFFS ------------------------------------------------------
+    # -- capability CONCURRENT (R7) -----------------------------------------------------
+    def length(self) -> int:
+        """The buffer's length in bytes, observed on its own (not through read())."""
+        ...
     def close(self) -> None: ...
 
 
@@ -175,6 +182,9 @@ class UnsupportedOperations:
         raise CapabilityMissing("diffs")
 
     # -- end of capability DIFFS --------------------------------------------------------
+
+    def length(self) -> int:
+        raise CapabilityMissing("concurrent")
 
     def close(self) -> None:
         return None

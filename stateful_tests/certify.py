@@ -100,6 +100,10 @@ def _first_violation(error: BaseException) -> BaseException:
 
 def certify_property(target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
     """Run the machine of one property and decide its verdict."""
+    if property_id == "R7":  # linearizability: the concurrent family, one module of its own
+        from rollcert.stateful_tests.concurrency import certify_linearizability
+
+        return certify_linearizability(target, profile, seed)
     if property_id in DIFF_PROPERTY_IDS:  # self-authored diffs have their own machine
         from rollcert.stateful_tests.diff_machine import certify_diff_property
 

@@ -35,6 +35,9 @@ class BundledAdapter(UnsupportedOperations):
     def rollback(self, steps: int) -> None:
         self.buffer.rollback(steps)
 
+    def length(self) -> int:
+        return len(self.buffer)
+
     def depth(self) -> int:
         return self.buffer.depth
 

@@ -1,0 +1,670 @@
+"""R7, the concurrent family: programs, runs, checks, minimisation, counterexamples.
+
+A *program* is drawn by Hypothesis: a starting buffer, a sequential prefix (the
+splices that give the log some depth, perhaps a checkpoint), then two or three
+threads, each a short sequence of splices, rollbacks, checkpoints, rollbacks to
+a checkpoint, reads and observations of length, depth and revision. One program
+has many possible interleavings, so each is **run N times**; every run yields a
+:class:`~rollcert.stateful_tests.linearizability.History` and every history is
+checked (:func:`rollcert.stateful_tests.linearizability.check`).
+
+What makes an interleaving likely to land inside an operation:
+
+- the threads start together at a ``threading.Barrier``;
+- ``sys.setswitchinterval`` is set very short during the run (and restored after),
+  so the interpreter hands the GIL over every microsecond or so;
+- on three runs in four, *forced yields*: a per-thread trace function that, on a
+  random share of the lines executed inside the SUT, calls ``time.sleep(0)`` —
+  which releases the GIL — so another thread runs in the middle of a method
+  (say, between two steps of a rollback).
+
+Shrinking works on the *program*, never on a recorded history: deleting a call
+from a history deletes an effect the other calls saw, and what is left proves
+nothing. Each candidate program is run N times again, and kept if any run is
+not linearizable. A violation reports per-thread timelines, the longest partial
+sequential order found, the call that could not be placed with what the model
+allowed there, and "failed k of N runs".
+
+Coverage (the situations of R7 in :mod:`rollcert.model.properties`) is counted on
+the sequential orders the checker found: overlap that the run never reached
+makes the verdict ``unknown``, not ``passed``.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from types import FrameType
+from typing import Any
+
+from hypothesis import given
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
+
+from rollcert.model.errors import ERROR_KINDS
+from rollcert.model.operations import Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
+from rollcert.model.properties import R7, ConcurrentCall
+from rollcert.model.reference import Outcome
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
+from rollcert.stateful_tests.certify import Counterexample, PropertyResult
+from rollcert.stateful_tests.linearizability import (
+    DEFAULT_BUDGET,
+    Action,
+    Call,
+    Checkpoint,
+    CheckResult,
+    History,
+    Observe,
+    PlacedCall,
+    RollbackCall,
+    RollbackToLabel,
+    SpliceCall,
+    check,
+    overlapping,
+    replay_order,
+)
+from rollcert.stateful_tests.profiles import Profile
+
+#: Runs of each program, per profile: one program has many interleavings.
+RUNS_PER_PROGRAM: dict[str, int] = {"quick": 8, "ci": 16, "thorough": 32}
+#: The switch interval during a run (seconds); CPython's default is 0.005.
+SWITCH_INTERVAL = 1e-6
+#: Share of SUT lines after which a forced yield releases the GIL.
+YIELD_PROBABILITY = 0.3
+#: A thread that has not finished after this long is hung (a deadlock): ``error``.
+HANG_SECONDS = 10.0
+#: Minimisation: candidate programs tried at most, and seconds spent at most.
+SHRINK_CANDIDATES = 60
+SHRINK_SECONDS = 30.0
+#: Round r uses seed ``seed + r * ROUND_SEED_STRIDE`` (as the other families).
+ROUND_SEED_STRIDE = 1_000_003
+#: The bytes generated buffers and inserts are made of: few, so text repeats.
+ALPHABET = b"ab12"
+
+
+# -- programs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Program:
+    """What Hypothesis draws and the minimiser shrinks: a starting buffer, a
+    sequential prefix, and the threads' action sequences."""
+
+    initial: bytes
+    prefix: tuple[Action, ...]
+    threads: tuple[tuple[Action, ...], ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.prefix) + sum(len(t) for t in self.threads)
+
+    def is_valid(self) -> bool:
+        """Every rollback_to names a checkpoint its own thread (or the prefix) took
+        earlier, so its token exists when it runs."""
+        prefix_labels = {a.label for a in self.prefix if isinstance(a, Checkpoint)}
+        if any(isinstance(a, RollbackToLabel) for a in self.prefix):
+            return False
+        for actions in self.threads:
+            known = set(prefix_labels)
+            for action in actions:
+                if isinstance(action, RollbackToLabel) and action.label not in known:
+                    return False
+                if isinstance(action, Checkpoint):
+                    known.add(action.label)
+        return bool(self.threads)
+
+    def describe(self) -> list[str]:
+        lines = [f"initial {self.initial!r}"]
+        lines.append("prefix:  " + ("; ".join(a.describe() for a in self.prefix) or "(none)"))
+        for number, actions in enumerate(self.threads, 1):
+            lines.append(f"T{number}:      " + "; ".join(a.describe() for a in actions))
+        return lines
+
+
+def _kinds(target: Target) -> list[str]:
+    """The actions this target can be driven on (observations of what it reports)."""
+    # Weighted by repetition: rollbacks and cheap observations are what overlap
+    # needs most (an observer looking between the steps of a rollback).
+    kinds = ["splice", "splice", "rollback", "rollback", "rollback", "read", "length", "length"]
+    if target.supports(Capability.DEPTH):
+        kinds.append("depth")
+    if target.supports(Capability.REVISIONS):
+        kinds.append("revision")
+    if target.supports(Capability.CHECKPOINTS):
+        kinds += ["checkpoint", "rollback_to"]
+    return kinds
+
+
+_bytes = st.lists(st.sampled_from(ALPHABET), max_size=3).map(bytes)
+
+
+def _splices() -> st.SearchStrategy[SpliceCall]:
+    return st.builds(
+        lambda o, d, s: SpliceCall(Splice(o, d, s)),
+        st.integers(0, 6),
+        st.integers(0, 2),
+        _bytes,
+    )
+
+
+def _inserts() -> st.SearchStrategy[SpliceCall]:
+    return st.builds(
+        lambda o, s: SpliceCall(Splice(o, 0, s)),
+        st.integers(0, 4),
+        st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=3).map(bytes),
+    )
+
+
+def programs(target: Target) -> st.SearchStrategy[Program]:
+    """Programs over the actions ``target`` supports."""
+    kinds = _kinds(target)
+
+    @st.composite
+    def draw_program(draw: st.DrawFn) -> Program:
+        labels = iter(range(1_000))
+        initial = bytes(draw(st.lists(st.sampled_from(ALPHABET), max_size=4)))
+        # The prefix inserts, so the threads start with records to roll back and
+        # with rollbacks that change the length.
+        prefix: list[Action] = [draw(_inserts()) for _ in range(draw(st.integers(2, 4)))]
+        if "checkpoint" in kinds and draw(st.booleans()):
+            prefix.insert(draw(st.integers(0, len(prefix))), Checkpoint(next(labels)))
+        prefix_labels = [a.label for a in prefix if isinstance(a, Checkpoint)]
+        threads: list[tuple[Action, ...]] = []
+        for _ in range(draw(st.integers(2, 3))):
+            known = list(prefix_labels)
+            actions: list[Action] = []
+            for _ in range(draw(st.integers(1, 4))):
+                kind = draw(st.sampled_from(kinds))
+                action: Action
+                if kind == "splice":
+                    action = draw(_splices())
+                elif kind == "rollback":
+                    action = RollbackCall(Rollback(draw(st.sampled_from((1, 2, 2, 3, 3)))))
+                elif kind == "checkpoint":
+                    action = Checkpoint(next(labels))
+                    known.append(action.label)
+                elif kind == "rollback_to" and known:
+                    action = RollbackToLabel(draw(st.sampled_from(known)))
+                elif kind == "rollback_to":
+                    action = RollbackCall(Rollback(2))
+                else:
+                    action = Observe(kind)
+                actions.append(action)
+            threads.append(tuple(actions))
+        return Program(initial, tuple(prefix), tuple(threads))
+
+    return draw_program()
+
+
+# -- running a program -------------------------------------------------------------------------
+
+
+def _error_kind(error: Exception) -> str:
+    for name, kind in ERROR_KINDS.items():
+        if type(error) is kind:
+            return name
+    for name, kind in ERROR_KINDS.items():
+        if isinstance(error, kind):
+            return name
+    return f"undocumented {type(error).__name__}"
+
+
+def _perform(sut: SystemUnderTest, action: Action, tokens: dict[int, object]) -> bytes | int | None:
+    if isinstance(action, SpliceCall):
+        op = action.operation
+        sut.splice(op.offset, op.delete_length, op.insert)
+        return None
+    if isinstance(action, RollbackCall):
+        sut.rollback(action.operation.steps)
+        return None
+    if isinstance(action, Checkpoint):
+        tokens[action.label] = sut.checkpoint()
+        return None
+    if isinstance(action, RollbackToLabel):
+        sut.rollback_to(tokens[action.label])
+        return None
+    if action.what == "read":
+        return bytes(sut.read())
+    if action.what == "length":
+        return int(sut.length())
+    if action.what == "depth":
+        return int(sut.depth())
+    return int(sut.revision())
+
+
+@dataclass
+class _Recorded:
+    thread: str
+    called: int
+    returned: int | None
+    action: Action
+    error: str | None
+    value: bytes | int | None
+
+
+def _yielding_tracer(rng: random.Random) -> Callable[[FrameType, str, Any], Any]:
+    """A trace function that releases the GIL after a random share of lines."""
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line" and rng.random() < YIELD_PROBABILITY:
+            time.sleep(0)
+        return local
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+        return local
+
+    return on_call
+
+
+def _call(
+    sut: SystemUnderTest,
+    thread: str,
+    action: Action,
+    tokens: dict[int, object],
+    tracer: Callable[[FrameType, str, Any], Any] | None,
+) -> _Recorded | None:
+    if isinstance(action, RollbackToLabel) and action.label not in tokens:
+        return None  # its checkpoint raised: this call was never made
+    error: str | None = None
+    value: bytes | int | None = None
+    called = time.perf_counter_ns()
+    if tracer is not None:
+        sys.settrace(tracer)
+    try:
+        value = _perform(sut, action, tokens)
+    except HarnessError:
+        raise
+    except Exception as raised:  # the SUT's outcome, judged by the checker
+        error = _error_kind(raised)
+    finally:
+        if tracer is not None:
+            sys.settrace(None)
+    returned = time.perf_counter_ns()
+    return _Recorded(thread, called, returned, action, error, value)
+
+
+def run_program(target: Target, program: Program, *, forced_yields: bool, seed: int) -> History:
+    """Run ``program`` once on a fresh SUT and return the history it produced."""
+    sut = target.factory(BufferConfig(program.initial))
+    tokens: dict[int, object] = {}
+    recorded: list[_Recorded] = []
+    try:
+        for action in program.prefix:
+            done = _call(sut, "prefix", action, tokens, None)
+            if done is not None:
+                recorded.append(done)
+        per_thread: list[list[_Recorded]] = [[] for _ in program.threads]
+        failures: list[BaseException] = []
+        barrier = threading.Barrier(len(program.threads))
+
+        def work(number: int, actions: tuple[Action, ...]) -> None:
+            rng = random.Random(seed * 31 + number)
+            tracer = _yielding_tracer(rng) if forced_yields else None
+            try:
+                barrier.wait(timeout=HANG_SECONDS)
+                for action in actions:
+                    if rng.random() < 0.5:
+                        time.sleep(0)
+                    done = _call(sut, f"T{number + 1}", action, tokens, tracer)
+                    if done is not None:
+                        per_thread[number].append(done)
+            except BaseException as failure:  # a harness failure, reported by the caller
+                failures.append(failure)
+
+        workers = [
+            threading.Thread(target=work, args=(n, actions), daemon=True, name=f"rollcert-R7-T{n + 1}")
+            for n, actions in enumerate(program.threads)
+        ]
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        try:
+            for worker in workers:
+                worker.start()
+            deadline = time.monotonic() + HANG_SECONDS
+            for worker in workers:
+                worker.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            sys.setswitchinterval(previous)
+        if any(worker.is_alive() for worker in workers):
+            raise HarnessError(f"a thread of the R7 program did not finish within {HANG_SECONDS:.0f} s (a deadlock?)")
+        if failures:
+            raise HarnessError(f"the R7 runner failed: {type(failures[0]).__name__}: {failures[0]}") from failures[0]
+    finally:
+        sut.close()
+    for records in per_thread:
+        recorded += records
+    calls = tuple(
+        Call(index, r.thread, r.called, r.returned, r.action, r.error, r.value) for index, r in enumerate(recorded)
+    )
+    return History(program.initial, calls)
+
+
+# -- coverage -------------------------------------------------------------------------------------
+
+
+def _model_action(placed: PlacedCall) -> Operation | str:
+    action = placed.call.action
+    if isinstance(action, (SpliceCall, RollbackCall)):
+        return action.operation
+    if isinstance(action, Checkpoint):
+        return TakeCheckpoint()
+    if isinstance(action, RollbackToLabel):
+        return RollbackTo(placed.before.index_of(action.label) or 0)
+    return action.what
+
+
+def _plain_action(action: Action) -> Operation | str:
+    """An overlapping call's kind, for the situations (which only ask what kind it
+    is, so a rollback_to keeps its program label in place of a model index)."""
+    if isinstance(action, (SpliceCall, RollbackCall)):
+        return action.operation
+    if isinstance(action, Checkpoint):
+        return TakeCheckpoint()
+    if isinstance(action, RollbackToLabel):
+        return RollbackTo(action.label)
+    return action.what
+
+
+def situations_reached(history: History, order: Sequence[int]) -> set[str]:
+    """R7's situations reached by ``history`` along the sequential ``order`` found."""
+    reached: set[str] = set()
+    for placed in replay_order(history, order):
+        call = placed.call
+        concurrent = ConcurrentCall(
+            call.thread,
+            _model_action(placed),
+            tuple(_plain_action(other.action) for other in overlapping(history, call)),
+        )
+        error = ERROR_KINDS.get(placed.prediction.error or "") if placed.prediction.error else None
+        outcome = Outcome(placed.prediction.after.model, error)
+        for situation in R7.situations:
+            if situation.name not in reached and situation.reached(placed.before.model, concurrent, outcome):
+                reached.add(situation.name)
+    return reached
+
+
+# -- the machine -----------------------------------------------------------------------------------
+
+
+class NotLinearizable(AssertionError):
+    """A program whose runs produced a history no sequential order explains."""
+
+    def __init__(self, program: Program, history: History, result: CheckResult, failed: int, runs: int) -> None:
+        super().__init__(f"not linearizable in {failed} of {runs} runs")
+        self.program = program
+        self.history = history
+        self.result = result
+        self.failed = failed
+        self.runs = runs
+
+
+@dataclass
+class _Tally:
+    examples: int = 0
+    histories: int = 0
+    calls: int = 0
+    unknown: int = 0
+    reached: Counter[str] | None = None
+
+
+def run_many(
+    target: Target, program: Program, runs: int, *, seed: int, budget: int = DEFAULT_BUDGET, tally: _Tally | None = None
+) -> NotLinearizable | None:
+    """Run ``program`` ``runs`` times, check every history; the first failure, if any,
+    with how many runs failed."""
+    first: tuple[History, CheckResult] | None = None
+    failed = 0
+    for run in range(runs):
+        # Three runs in four with forced yields: without them, a short thread often
+        # finishes before the next one has started, whatever the barrier.
+        history = run_program(target, program, forced_yields=run % 4 != 0, seed=seed + run)
+        result = check(history, budget=budget)
+        if tally is not None:
+            tally.histories += 1
+            tally.calls += len(history.calls)
+        if result.verdict == "unknown":
+            if tally is not None:
+                tally.unknown += 1
+        elif result.verdict == "not_linearizable":
+            failed += 1
+            if first is None:
+                first = (history, result)
+        elif tally is not None and tally.reached is not None:
+            tally.reached.update(situations_reached(history, result.order))
+    if first is None:
+        return None
+    return NotLinearizable(program, first[0], first[1], failed, runs)
+
+
+def _without(actions: tuple[Action, ...], index: int) -> tuple[Action, ...]:
+    return actions[:index] + actions[index + 1 :]
+
+
+def _smaller_actions(action: Action) -> Iterator[Action]:
+    if isinstance(action, RollbackCall) and action.operation.steps > 1:
+        yield RollbackCall(Rollback(action.operation.steps - 1))
+    if isinstance(action, SpliceCall):
+        op = action.operation
+        if op.insert:
+            yield SpliceCall(replace(op, insert=op.insert[:-1]))
+        if op.delete_length:
+            yield SpliceCall(replace(op, delete_length=op.delete_length - 1))
+        if op.offset:
+            yield SpliceCall(replace(op, offset=op.offset - 1))
+    if isinstance(action, Observe) and action.what == "read":
+        yield Observe("length")
+
+
+def shrink_candidates(program: Program) -> Iterator[Program]:
+    """Smaller programs, biggest cuts first: whole threads, single actions, then
+    simpler actions and a shorter starting buffer."""
+    threads = program.threads
+    for index in range(len(threads)):
+        yield replace(program, threads=threads[:index] + threads[index + 1 :])
+    for index in range(len(program.prefix)):
+        yield replace(program, prefix=_without(program.prefix, index))
+    for number, actions in enumerate(threads):
+        for index in range(len(actions)):
+            smaller = _without(actions, index)
+            if smaller:
+                yield replace(program, threads=threads[:number] + (smaller,) + threads[number + 1 :])
+    for index, action in enumerate(program.prefix):
+        for simpler in _smaller_actions(action):
+            yield replace(program, prefix=program.prefix[:index] + (simpler,) + program.prefix[index + 1 :])
+    for number, actions in enumerate(threads):
+        for index, action in enumerate(actions):
+            for simpler in _smaller_actions(action):
+                changed = actions[:index] + (simpler,) + actions[index + 1 :]
+                yield replace(program, threads=threads[:number] + (changed,) + threads[number + 1 :])
+    if program.initial:
+        yield replace(program, initial=program.initial[:-1])
+
+
+def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) -> NotLinearizable:
+    """Greedy minimisation of the *program*: take the first smaller candidate that
+    still fails in some of its ``runs`` runs, and start over from it; stop when no
+    candidate fails, or the budget is spent."""
+    best = failure
+    tried = 0
+    started = time.monotonic()
+    improved = True
+    while improved:
+        improved = False
+        for candidate in shrink_candidates(best.program):
+            if tried >= SHRINK_CANDIDATES or time.monotonic() - started > SHRINK_SECONDS:
+                return best
+            if not candidate.is_valid():
+                continue
+            tried += 1
+            found = run_many(target, candidate, runs, seed=seed + tried * 7919)
+            if found is not None:
+                best = found
+                improved = True
+                break
+    return best
+
+
+def certify_linearizability(target: Target, profile: Profile, seed: int) -> PropertyResult:
+    """Certify R7 on ``target``: draw programs, run each N times, check every history."""
+    result = PropertyResult("R7", "passed", R7.title)
+    missing = [c.value for c in (Capability.CORE, Capability.CONCURRENT) if not target.supports(c)]
+    if missing:
+        result.verdict = "not_assessed"
+        result.reason = f"the target lacks the capability: {', '.join(missing)}"
+        return result
+    runs = RUNS_PER_PROGRAM.get(profile.name, 8)
+    tally = _Tally(reached=Counter())
+    started = time.perf_counter()
+
+    found: list[NotLinearizable] = []
+
+    @given(programs(target))
+    def one_program(program: Program) -> None:
+        # A failure is kept, not raised: Hypothesis replays a failing example and,
+        # since an interleaving does not repeat on demand, would call it flaky.
+        # The remaining examples of the round return at once.
+        if found:
+            return
+        tally.examples += 1
+        failure = run_many(target, program, runs, seed=seed + tally.examples, tally=tally)
+        if failure is not None:
+            found.append(failure)
+
+    test = profile.hypothesis_settings()(one_program)
+    assert tally.reached is not None
+    try:
+        for round_number in range(profile.rounds):
+            hypothesis_seed(seed + round_number * ROUND_SEED_STRIDE)(test)()
+            if found:
+                raise found[0]
+            if all(tally.reached[s.name] for s in R7.situations):
+                break
+    except NotLinearizable as failure:
+        minimal = minimise(target, failure, runs, seed=seed)
+        # Count again on the minimal program, so "k of N" describes what is shown.
+        recount = run_many(target, minimal.program, runs, seed=seed + 1) or minimal
+        failed = recount.failed if recount is not minimal else minimal.failed
+        text = explain(target, minimal, failed, runs)
+        result.verdict = "violated"
+        result.reason = text
+        result.counterexample = _counterexample(target, minimal, text)
+    except HarnessError as error:
+        result.verdict = "error"
+        result.reason = f"the adapter or the SUT broke: {error}"
+    except HypothesisException as error:
+        result.verdict = "error"
+        result.reason = f"the test harness failed: {type(error).__name__}: {error}"
+    result.seconds = round(time.perf_counter() - started, 3)
+    result.examples, result.steps = tally.examples, tally.calls
+    result.coverage = {s.name: tally.reached[s.name] for s in R7.situations}
+    result.figures = {"histories": float(tally.histories), "histories_over_budget": float(tally.unknown)}
+    if result.verdict == "passed":
+        result.missing_situations = [s.description for s in R7.situations if not tally.reached[s.name]]
+        if result.missing_situations:
+            result.verdict = "unknown"
+            result.reason = "the run never reached: " + "; ".join(result.missing_situations)
+        elif tally.unknown:
+            result.verdict = "unknown"
+            result.reason = (
+                f"{tally.unknown} of {tally.histories} histories exhausted the checker's budget "
+                f"({DEFAULT_BUDGET} nodes): they were not decided"
+            )
+    return result
+
+
+# -- counterexamples for people ---------------------------------------------------------------------
+
+TIMELINE_WIDTH = 48
+
+
+def timeline(history: History) -> list[str]:
+    """One row per call, grouped by thread: ``[`` where it was called, ``]`` where it
+    returned (``>`` running off the right edge: the outcome is unknown), on a
+    common time axis in microseconds from the first call."""
+    start = min(c.called for c in history.calls)
+    end = max(c.returned if c.returned is not None else c.called for c in history.calls)
+    span = max(end - start, 1)
+
+    def column(t: int) -> int:
+        return round((t - start) * (TIMELINE_WIDTH - 1) / span)
+
+    label_width = max(len(f"{c.action.describe()} {c.describe_result()}") for c in history.calls)
+    rows: list[str] = []
+    for thread in dict.fromkeys(c.thread for c in history.calls):
+        for call in (c for c in history.calls if c.thread == thread):
+            bar = [" "] * TIMELINE_WIDTH
+            first = column(call.called)
+            last = column(call.returned) if call.returned is not None else TIMELINE_WIDTH - 1
+            for i in range(first, last + 1):
+                bar[i] = "="
+            if last == first and last + 1 < TIMELINE_WIDTH:
+                last += 1  # a call shorter than one column still shows both marks
+                bar[last] = "="
+            bar[first] = "["
+            bar[last] = "]" if call.returned is not None else ">"
+            times = f"{(call.called - start) / 1000:8.1f} – " + (
+                f"{(call.returned - start) / 1000:.1f} µs" if call.returned is not None else "?"
+            )
+            label = f"{call.action.describe()} {call.describe_result()}"
+            rows.append(f"    {thread:<6} #{call.id:<2} {label:<{label_width}} |{''.join(bar)}| {times}")
+    return rows
+
+
+def explain(target: Target, failure: NotLinearizable, failed: int, runs: int) -> str:
+    history, result = failure.history, failure.result
+    placed = replay_order(history, result.order)
+    lines = [
+        f"R7 on {target.name}: no sequential order explains this history "
+        f"(the program below failed {failed} of {runs} runs).",
+        "  Program:",
+        *(f"    {line}" for line in failure.program.describe()),
+        "  Timeline, per thread ([ called, ] returned):",
+        *timeline(history),
+        f"  Longest sequential order found ({len(placed)} of {len(history.calls)} calls), each as the model says:",
+    ]
+    for number, step in enumerate(placed, 1):
+        after = step.prediction.after.model
+        lines.append(
+            f"    {number}. {step.call.thread} #{step.call.id} {step.call.action.describe()} "
+            f"{step.call.describe_result()}   -> buffer {after.current!r}, depth {after.depth}, revision {after.revision}"
+        )
+    lines.append("  Could not be placed next (every call that may come next fails):")
+    for stuck in result.stuck:
+        allowed = "cannot run here" if stuck.allowed is None else f"the model would {stuck.allowed.describe()}"
+        lines.append(
+            f"    {stuck.call.thread} #{stuck.call.id} {stuck.call.action.describe()} {stuck.call.describe_result()}, "
+            f"but here {allowed}"
+        )
+    lines.append(
+        "  The steps listed above the timeline (if any) are the longest order's operations; "
+        "replaying them one by one succeeds: the failure needs the concurrent timeline."
+    )
+    return "\n".join(lines)
+
+
+def _counterexample(target: Target, failure: NotLinearizable, text: str) -> Counterexample | None:
+    """The longest sequential order's model operations as judged steps (all as the
+    model says), the timeline in the explanation. ``None`` if that order holds no
+    operation of the model (only observations): the reason still has the text."""
+    try:  # the records' home since the property-family interface
+        from rollcert.stateful_tests.family import Observed, StepRecord
+    except ImportError:  # before it
+        from rollcert.stateful_tests.judge import Observed, StepRecord  # type: ignore[attr-defined]
+
+    steps: list[StepRecord] = []
+    for placed in replay_order(failure.history, failure.result.order):
+        action = _model_action(placed)
+        if isinstance(action, str):
+            continue
+        after = placed.prediction.after.model
+        observed = Observed(placed.prediction.error, after.current, after.depth, after.revision)
+        steps.append(StepRecord(len(steps) + 1, action, placed.before.model.current, observed, observed, True))
+    if not steps:
+        return None
+    return Counterexample("R7", target.name, failure.history.initial, None, "reject", tuple(steps), text)
