@@ -37,6 +37,7 @@ Usage::
     python -m benchmarks.plain_machine --seeds 5 [--budget 60] [--json PATH]
     python -m benchmarks.plain_machine --specimens first_match_scan --seeds 3
     python -m benchmarks.plain_machine --seeds 5 --first-seed 5   # seeds 5..9
+    python -m benchmarks.plain_machine --throughput --seeds 3     # steps per second, bundled impl
 
 For each rollback-class specimen (its story property) and seeds 0..N-1 it runs
 rollcert's machine (``certify_property`` with the quick profile, in this
@@ -47,6 +48,14 @@ including shrinking, and the ratio of medians (plain / rollcert). A plain run
 that did not find the bug within its budget contributes its budget (or the
 time it took to give up) to the median, so a ratio with ``>`` in front of it is
 a lower bound. Nothing here asserts a timing.
+
+``--throughput`` measures the other SPEC §7 comparison: *steps per second* on
+an implementation that passes (the bundled one), so that neither side finds
+anything and the figure is the cost of generating, judging and running steps.
+For each in-memory property and seed, rollcert's quick run (``certify_property``)
+and a plain run with the same budget per round (100 examples of up to 20 steps,
+no shrinking needed) run back to back in this process; the ratio is rollcert's
+steps per second over the plain machine's, per pair, and the median is reported.
 """
 
 from __future__ import annotations
@@ -86,7 +95,7 @@ from rollcert.model.operations import (
 from rollcert.model.reference import POLICIES, splice_bytes
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.judge import Session, Violation
-from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, rules_for
+from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, ROLLBACK, rules_for
 from rollcert.stateful_tests.profiles import PROFILES
 
 #: The rollback-class specimens SPEC §7's comparison is about.
@@ -132,6 +141,8 @@ class PlainMachine(RuleBasedStateMachine):
     #: When the first violation of this run was raised (before any shrinking);
     #: shared by every example of a run, reset by :func:`run_plain`.
     first_failure: ClassVar[list[float]] = []
+    #: Steps executed by every example of a run (one counter per built machine class).
+    executed: ClassVar[list[int]] = [0]
 
     def __init__(self) -> None:
         super().__init__()
@@ -153,12 +164,13 @@ class PlainMachine(RuleBasedStateMachine):
                 initial.draw(st.sampled_from(POLICIES), label="policy"),
             )
         note(f"config: {config}")
-        self.session = Session(self.target, config)
+        self.session = Session(ROLLBACK, self.target, config)
 
     def run(self, operation: Operation) -> None:
         if self.target.sets_aside(self.live.model, operation):
             return
         note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
+        self.executed[0] += 1
         try:
             self.live.execute(operation)
         except Violation:
@@ -299,6 +311,7 @@ def build_plain_machine(target: Target, property_id: str, alphabet: str = "bytes
         bounded=property_id == "R6" and Capability.BOUNDED in target.capabilities,
         text=text,
         first_failure=[],
+        executed=[0],
     )
     return type(f"Plain{property_id}Machine", (PlainMachine,), namespace)
 
@@ -511,6 +524,67 @@ def compare(
     return rows
 
 
+#: The properties both machines cover on the bundled implementation (R5 has no plain machine).
+THROUGHPUT_PROPERTIES = ("R0", "R1", "R2", "R3", "R4", "R6")
+
+
+def throughput(
+    seeds: int, properties: tuple[str, ...] = THROUGHPUT_PROPERTIES, *, progress: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Steps per second of rollcert's quick machine and of the plain machine, per
+    property, on the bundled implementation, the two run back to back per seed."""
+    from rollcert.stateful_tests.adapters.bundled import TARGET
+    from rollcert.stateful_tests.certify import certify_property
+
+    profile = PROFILES["quick"]
+    rows: dict[str, dict[str, Any]] = {}
+    for property_id in properties:
+        pairs: list[dict[str, float]] = []
+        for seed in range(seeds):
+            started = time.perf_counter()
+            result = certify_property(TARGET, property_id, profile, seed)
+            ours_seconds = time.perf_counter() - started
+            machine = build_plain_machine(TARGET, property_id)
+            test = get_state_machine_test(
+                machine, settings=plain_settings(profile.max_examples, profile.steps_per_example)
+            )
+            started = time.perf_counter()
+            hypothesis_seed(seed)(test)()
+            plain_seconds = time.perf_counter() - started
+            pair = {
+                "seed": seed,
+                "rollcert_steps": result.steps,
+                "rollcert_seconds": ours_seconds,
+                "rollcert_verdict": result.verdict,
+                "plain_steps": machine.executed[0],
+                "plain_seconds": plain_seconds,
+            }
+            pair["ratio"] = (result.steps / ours_seconds) / (machine.executed[0] / plain_seconds)
+            pairs.append(pair)
+            if progress:
+                print(f"  {property_id} seed {seed}: {pair}", file=sys.stderr, flush=True)
+        ours_rate = sum(p["rollcert_steps"] for p in pairs) / sum(p["rollcert_seconds"] for p in pairs)
+        plain_rate = sum(p["plain_steps"] for p in pairs) / sum(p["plain_seconds"] for p in pairs)
+        rows[property_id] = {
+            "rollcert_steps_per_second": round(ours_rate, 1),
+            "plain_steps_per_second": round(plain_rate, 1),
+            "ratio_median_of_pairs": round(statistics.median(p["ratio"] for p in pairs), 3),
+            "ratio_min_of_pairs": round(min(p["ratio"] for p in pairs), 3),
+            "pairs": pairs,
+        }
+    return rows
+
+
+def print_throughput(rows: dict[str, dict[str, Any]]) -> None:
+    print(f"{'prop':<6}{'rollcert steps/s':>18}{'plain steps/s':>15}{'ratio (median)':>16}{'ratio (min)':>13}  >= 1?")
+    for property_id, row in rows.items():
+        ratio = row["ratio_median_of_pairs"]
+        print(
+            f"{property_id:<6}{row['rollcert_steps_per_second']:>18}{row['plain_steps_per_second']:>15}"
+            f"{ratio:>16}{row['ratio_min_of_pairs']:>13}  {'met' if ratio >= 1 else 'NOT met'}"
+        )
+
+
 def _verdict(row: dict[str, Any]) -> str:
     if row["plain"]["found"] == 0:
         return "plain never found it: ratio is a lower bound"
@@ -560,10 +634,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--alphabet", choices=("bytes", "printable"), default="bytes")
     parser.add_argument("--specimens", help="comma-separated (default: the rollback-class specimens)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--throughput", action="store_true", help="steps per second on the bundled implementation instead"
+    )
     parser.add_argument("--child", nargs=2, metavar=("SPECIMEN", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child[0], int(args.child[1]), args.budget, args.max_examples, args.alphabet)
+        return
+    if args.throughput:
+        rates = throughput(args.seeds)
+        print_throughput(rates)
+        if args.json is not None:
+            args.json.write_text(json.dumps(rates, indent=2) + "\n")
         return
     names = tuple(args.specimens.split(",")) if args.specimens else ROLLBACK_SPECIMENS
     rows = compare(

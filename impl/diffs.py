@@ -223,6 +223,11 @@ class DiffableBuffer:
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
         """A journaled splice (see ``JournaledBuffer.splice``), noted in the map."""
+        if isinstance(insert, (bytearray, memoryview)):
+            # len() of a memoryview counts items, not bytes: a view of an
+            # array('H') has half as many items as bytes. The map must record
+            # the byte length the buffer really inserted.
+            insert = bytes(insert)
         with self._lock:
             self._sync()
             depth = self._buffer.depth
