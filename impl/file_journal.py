@@ -1,4 +1,4 @@
-"""The durable journal: an append-only file of checksummed records (R5).
+"""The durable journal: an append-only file of chained, checksummed records (R5).
 
 The file is a header, a *base* record (the horizon state), and one record per
 mutation since: a splice record holds both the undo data (offset, removed
@@ -11,16 +11,49 @@ Compaction (``JournaledBuffer.compact``) and adoption rewrite the file into a
 temporary one, sync it, rename it over the journal and sync the directory:
 either the old file or the new one survives a crash, never a mixture.
 
-Every record is written and synced *before* the buffer is touched. Recovery
-rebuilds exactly the last committed state: a torn final record (incomplete, or
-failing its checksum at the very end of the file) is dropped and the file cut
-back to the last good record; anything else wrong — a bad checksum earlier, a
-record that does not fit the buffer it follows, a wrong version, a truncated
-header — raises :class:`RecoveryError` naming the byte offset and what was
+**Chained frames (format version 2).** A per-frame checksum only says that a
+record is intact, not that it is in its place: a record appended twice, two
+records swapped, a middle record dropped or a record copied from another
+journal are all intact, and replaying them builds a state that never existed.
+So each frame carries its sequence number, and a checksum that covers the
+previous frame's checksum and a random salt kept in the header (the technique
+of SQLite's WAL). A frame out of sequence, or one whose checksum does not
+chain onto its predecessor under this journal's salt, is refused with
+:class:`RecoveryError`. Every rewrite draws a new salt, so records of an older
+generation of the same journal do not chain either. Version 1 files (per-frame
+checksums only) are still read, and are rewritten as version 2 when opened.
+
+**Every record is checked against the state it applies to** before it is
+applied — offsets, lengths, removed bytes, rollback steps, capacity, serials —
+so a record that is intact and in sequence but does not fit (a crafted one, or
+one written by a buggy build) is a :class:`RecoveryError` too, never an
+``IndexError`` and never a silently different buffer.
+
+**One writer.** Opening a journal takes an exclusive lock through the storage
+(``flock`` on ``NAME.lock`` in the directory) for as long as the journal is
+open; a second opener gets :class:`JournalInUseError`. Compaction and adoption
+happen under it. Two writers appending to one file would interleave records
+into a history neither had; a compaction by one would erase the other's
+acknowledged records.
+
+**Durability modes.** By default every record is written and synced *before*
+the buffer is touched (``Durability.per_operation()``): an operation that
+returned survives any crash. ``Durability.batched(...)`` writes each record
+before the buffer is touched but syncs only on :meth:`FileJournal.flush`,
+every N records or once T milliseconds have passed since the last sync
+(checked at each commit): many times the commits per second, and the weaker
+guarantee stated in ``rollcert.model.properties.R5_BATCHED``: after a crash,
+recovery yields a state of the history at or after the last completed flush
+and at or before the crash point.
+
+Recovery rebuilds exactly the last committed state: a torn final record
+(incomplete, or failing its own payload checksum at the very end of the file)
+is dropped and the file cut back to the last good record; anything else
+wrong raises :class:`RecoveryError` naming the byte offset and what was
 expected. Nothing is skipped or guessed.
 
 The format (all integers little-endian) is documented in the README's
-"Durable journal file format" table.
+"durable journal" section.
 """
 
 from __future__ import annotations
@@ -28,61 +61,208 @@ from __future__ import annotations
 import contextlib
 import secrets
 import struct
+import time
 import zlib
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from rollcert.impl.journal import BaseMeta, InverseRecord
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import Storage
 from rollcert.model.errors import JournalError, RecoveryError
+from rollcert.model.reference import POLICIES, Policy
 
 MAGIC = b"RCJOURNL"
-FORMAT_VERSION = 1
-#: magic, format version, buffer id, CRC-32 of the preceding 20 bytes.
-HEADER = struct.Struct("<8sIQI")
-#: payload length, CRC-32 of the 4 length bytes, CRC-32 of the payload.
-FRAME = struct.Struct("<III")
+FORMAT_VERSION = 2
+#: Versions this build reads (version 1 is rewritten as version 2 on open).
+READABLE_VERSIONS = (1, 2)
 
-BASE, SPLICE, ROLLBACK = 1, 2, 3
-#: type, revision, next serial, horizon serial, base position; then the base bytes.
-BASE_FIELDS = struct.Struct("<BQQQQ")
-#: type, serial, offset, removed length; then the removed bytes, then the inserted bytes.
+#: Version 2: magic, format version, buffer id, salt, CRC-32 of the preceding 28 bytes.
+HEADER = struct.Struct("<8sIQQI")
+#: Version 2: payload length, sequence number, CRC-32 of those 12 bytes,
+#: CRC-32 of the payload, chained checksum (see :func:`chain_checksum`).
+FRAME = struct.Struct("<IQIII")
+
+#: Version 1: magic, format version, buffer id, CRC-32 of the preceding 20 bytes.
+HEADER_V1 = struct.Struct("<8sIQI")
+#: Version 1: payload length, CRC-32 of the 4 length bytes, CRC-32 of the payload.
+FRAME_V1 = struct.Struct("<III")
+
+BASE, SPLICE, ROLLBACK, EVICT_SPLICE = 1, 2, 3, 4
+#: Version 2 base: type, revision, next serial, horizon serial, base position,
+#: capacity (0 = unbounded), policy (0 reject, 1 evict_oldest); then the base bytes.
+BASE_FIELDS = struct.Struct("<BQQQQQB")
+#: Version 1 base: type, revision, next serial, horizon serial, base position; then the bytes.
+BASE_FIELDS_V1 = struct.Struct("<BQQQQ")
+#: Splice (and evict-then-splice): type, serial, offset, removed length; then
+#: the removed bytes, then the inserted bytes.
 SPLICE_FIELDS = struct.Struct("<BQQQ")
-#: type, steps.
+#: Rollback: type, steps.
 ROLLBACK_FIELDS = struct.Struct("<BQ")
 
 DEFAULT_NAME = "journal"
 
 
-def _crc(data: bytes) -> int:
-    return zlib.crc32(data) & 0xFFFFFFFF
+def _crc(data: bytes, start: int = 0) -> int:
+    return zlib.crc32(data, start) & 0xFFFFFFFF
 
 
-def frame(payload: bytes) -> bytes:
-    """One record as written: length, the length's checksum, the payload's checksum, payload."""
-    length = len(payload)
-    return FRAME.pack(length, _crc(length.to_bytes(4, "little")), _crc(payload)) + payload
+def chain_checksum(previous: int, salt: int, sequence: int, length: int, payload_check: int) -> int:
+    """The checksum that ties a frame to its place: it covers the previous
+    frame's chained checksum (the header's checksum for the first frame), this
+    journal's salt, the frame's sequence number and length, and the payload's
+    own checksum. A record moved, repeated, dropped or copied in from another
+    journal fails it."""
+    return _crc(struct.pack("<QQII", salt, sequence, length, payload_check), previous)
 
 
-def encode_header(buffer_id: int) -> bytes:
-    head = struct.pack("<8sIQ", MAGIC, FORMAT_VERSION, buffer_id)
+@dataclass(frozen=True)
+class Chain:
+    """Where the next frame goes: its sequence number and the checksum it chains onto."""
+
+    salt: int
+    sequence: int
+    previous: int
+
+    def frame(self, payload: bytes) -> tuple[bytes, Chain]:
+        """The framed record, and the chain position after it."""
+        length = len(payload)
+        head = struct.pack("<IQ", length, self.sequence)
+        payload_check = _crc(payload)
+        chained = chain_checksum(self.previous, self.salt, self.sequence, length, payload_check)
+        data = head + struct.pack("<III", _crc(head), payload_check, chained) + payload
+        return data, Chain(self.salt, self.sequence + 1, chained)
+
+
+def encode_header(buffer_id: int, salt: int) -> bytes:
+    head = struct.pack("<8sIQQ", MAGIC, FORMAT_VERSION, buffer_id, salt)
     return head + _crc(head).to_bytes(4, "little")
 
 
-def encode_base(base: bytes, meta: BaseMeta) -> bytes:
-    return frame(
-        BASE_FIELDS.pack(BASE, meta.revision, meta.next_serial, meta.horizon_serial, meta.base_position) + base
+def start_chain(header: bytes) -> Chain:
+    """The chain of a fresh file whose header is ``header``: sequence 0, seeded
+    with the header's checksum (so a frame only chains under this very header)."""
+    _, _, _, salt, header_check = HEADER.unpack_from(header)
+    return Chain(salt, 0, header_check)
+
+
+def base_payload(base: bytes, meta: BaseMeta, capacity: int | None = None, policy: Policy = "reject") -> bytes:
+    return (
+        BASE_FIELDS.pack(
+            BASE,
+            meta.revision,
+            meta.next_serial,
+            meta.horizon_serial,
+            meta.base_position,
+            capacity or 0,
+            POLICIES.index(policy),
+        )
+        + base
     )
 
 
-def encode_splice(record: InverseRecord, inserted: bytes) -> bytes:
+def splice_payload(record: InverseRecord, inserted: bytes, *, evicts: bool = False) -> bytes:
     offset, removed, _inserted_length, serial = record
-    return frame(SPLICE_FIELDS.pack(SPLICE, serial, offset, len(removed)) + removed + inserted)
+    return SPLICE_FIELDS.pack(EVICT_SPLICE if evicts else SPLICE, serial, offset, len(removed)) + removed + inserted
 
 
-def encode_rollback(steps: int) -> bytes:
-    return frame(ROLLBACK_FIELDS.pack(ROLLBACK, steps))
+def rollback_payload(steps: int) -> bytes:
+    return ROLLBACK_FIELDS.pack(ROLLBACK, steps)
+
+
+def encode_journal(
+    buffer_id: int,
+    salt: int,
+    base: bytes,
+    meta: BaseMeta,
+    records: list[tuple[InverseRecord, bytes]],
+    *,
+    capacity: int | None = None,
+    policy: Policy = "reject",
+) -> tuple[bytes, Chain]:
+    """A whole version 2 journal file, and the chain position after its last record."""
+    header = encode_header(buffer_id, salt)
+    chain = start_chain(header)
+    parts = [header]
+    for payload in [base_payload(base, meta, capacity, policy)] + [splice_payload(r, i) for r, i in records]:
+        data, chain = chain.frame(payload)
+        parts.append(data)
+    return b"".join(parts), chain
+
+
+def frame_spans(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every complete version 2 frame in a journal file, header
+    excluded, read by the length fields alone (no checks): for tests and tools
+    that plant or inspect records."""
+    spans, position = [], HEADER.size
+    while position + FRAME.size <= len(data):
+        end = position + FRAME.size + FRAME.unpack_from(data, position)[0]
+        if end > len(data):
+            break
+        spans.append((position, end))
+        position = end
+    return spans
+
+
+def chain_after(data: bytes, frames: int | None = None) -> Chain:
+    """The chain position after the first ``frames`` frames of a version 2
+    journal (all of them if ``None``), taken from the frames as written: what a
+    writer who knows the format needs to append a record that chains."""
+    chain = start_chain(data[: HEADER.size])
+    for start, _end in frame_spans(data)[:frames]:
+        _length, sequence, _head, _payload_check, chained = FRAME.unpack_from(data, start)
+        chain = Chain(chain.salt, sequence + 1, chained)
+    return chain
+
+
+@dataclass(frozen=True)
+class Durability:
+    """When records reach the disk.
+
+    ``per_operation`` (the default) syncs every record before the buffer is
+    touched: an operation that returned survives any crash (R5). ``batched``
+    writes every record before the buffer is touched but syncs it only on
+    ``flush()``, once ``every_records`` records are waiting, or at the first
+    commit ``every_ms`` milliseconds after the last sync; a crash may lose the
+    records since the last sync, and recovery yields a state of the history
+    at or after the last completed flush and at or before the crash (R5,
+    batched variant).
+    """
+
+    mode: Literal["per_operation", "batched"] = "per_operation"
+    every_records: int | None = None
+    every_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("per_operation", "batched"):
+            raise ValueError(f"durability mode must be 'per_operation' or 'batched', got {self.mode!r}")
+        if self.every_records is not None and (type(self.every_records) is not int or self.every_records < 1):
+            raise ValueError(f"every_records must be a positive int or None, got {self.every_records!r}")
+        if self.every_ms is not None and (
+            not isinstance(self.every_ms, (int, float)) or isinstance(self.every_ms, bool) or self.every_ms < 0
+        ):
+            raise ValueError(f"every_ms must be a non-negative number or None, got {self.every_ms!r}")
+        if self.mode == "per_operation" and (self.every_records is not None or self.every_ms is not None):
+            raise ValueError("every_records and every_ms only apply to the batched mode")
+
+    @classmethod
+    def per_operation(cls) -> Durability:
+        return cls("per_operation")
+
+    @classmethod
+    def batched(cls, every_records: int | None = 16, every_ms: float | None = 5.0) -> Durability:
+        return cls("batched", every_records, every_ms)
+
+    def describe(self) -> str:
+        if self.mode == "per_operation":
+            return "per-operation (every record synced before the operation returns)"
+        triggers = ["flush()"]
+        if self.every_records is not None:
+            triggers.append(f"every {self.every_records} records")
+        if self.every_ms is not None:
+            triggers.append(f"every {self.every_ms:g} ms")
+        return "batched (synced on " + ", ".join(triggers) + ")"
 
 
 @dataclass
@@ -99,67 +279,139 @@ class Recovered:
     #: Where the last good record ends; a torn tail beyond it is cut off.
     good_length: int = 0
     torn_tail: bool = False
+    version: int = FORMAT_VERSION
+    #: Where the next frame goes (version 2 only).
+    chain: Chain | None = None
+    capacity: int | None = None
+    policy: Policy = "reject"
 
 
 class JournalReader:
     """Reads a journal file back into the last committed state.
 
-    The two decisions a recovery can get wrong are methods, so that the
+    The decisions a recovery can get wrong are methods, so that the
     deliberately broken specimens can override exactly one of them:
-    :meth:`torn_tail` (what to do with an incomplete final record: drop it) and
-    :meth:`corrupt_record` (a checksum failure before the end: refuse).
+    :meth:`torn_tail` (an incomplete final record: drop it),
+    :meth:`corrupt_record` (a payload checksum failure before the end: refuse)
+    and :meth:`misplaced_record` (an intact record out of sequence or off the
+    chain: refuse).
     """
 
     def read(self, data: bytes) -> Recovered:
-        if len(data) < HEADER.size:
+        if len(data) < 12:
             raise RecoveryError(
                 f"byte 0: the header is truncated: expected {HEADER.size} bytes, the file has {len(data)}"
             )
-        magic, version, buffer_id, check = HEADER.unpack_from(data, 0)
+        magic, version = struct.unpack_from("<8sI", data, 0)
         if magic != MAGIC:
             raise RecoveryError(f"byte 0: expected the magic {MAGIC!r}, found {magic!r}: not a rollcert journal")
-        if _crc(data[: HEADER.size - 4]) != check:
-            raise RecoveryError(f"byte 0: the header checksum does not match (expected {check:#010x})")
-        if version != FORMAT_VERSION:
+        if version not in READABLE_VERSIONS:
+            # An unknown version has an unknown header layout: its checksum cannot be checked.
             raise RecoveryError(
-                f"byte 8: journal format version {version}; this build reads version {FORMAT_VERSION}"
+                f"byte 8: journal format version {version}; this build reads versions "
+                + ", ".join(map(str, READABLE_VERSIONS))
             )
+        header = HEADER if version == FORMAT_VERSION else HEADER_V1
+        if len(data) < header.size:
+            raise RecoveryError(
+                f"byte 0: the header is truncated: expected {header.size} bytes, the file has {len(data)}"
+            )
+        check = struct.unpack_from("<I", data, header.size - 4)[0]
+        if _crc(data[: header.size - 4]) != check:
+            raise RecoveryError(f"byte 0: the header checksum does not match (expected {check:#010x})")
+        if version == 1:
+            return self._read_v1(data)
+        return self._read_v2(data)
+
+    def _read_v2(self, data: bytes) -> Recovered:
+        _, _, buffer_id, salt, header_check = HEADER.unpack_from(data, 0)
+        chain = Chain(salt, 0, header_check)
         state: Recovered | None = None
         position = HEADER.size
         while position < len(data):
             if len(data) - position < FRAME.size:
-                return self._finish(state, position, torn=True)
-            length, length_check, payload_check = FRAME.unpack_from(data, position)
-            if _crc(length.to_bytes(4, "little")) != length_check:
+                return self._finish(state, position, chain, torn=True)
+            length, sequence, head_check, payload_check, chained = FRAME.unpack_from(data, position)
+            if _crc(data[position : position + 12]) != head_check:
                 raise RecoveryError(
-                    f"byte {position}: the record's length field is corrupt "
-                    f"(checksum {length_check:#010x} does not match length {length})"
+                    f"byte {position}: the record's length and sequence fields are corrupt "
+                    f"(checksum {head_check:#010x} does not match)"
+                )
+            if sequence != chain.sequence:
+                self.misplaced_record(
+                    position,
+                    f"expected record #{chain.sequence}, found record #{sequence}: a record is "
+                    + ("repeated or out of order" if sequence < chain.sequence else "missing or out of order"),
                 )
             end = position + FRAME.size + length
             payload = data[position + FRAME.size : end]
             if end > len(data):
                 state = self.torn_tail(state, position, payload)
-                return self._finish(state, position, torn=True)
+                return self._finish(state, position, chain, torn=True)
             if _crc(payload) != payload_check:
                 if end == len(data):  # the final record: a torn write, not corruption
-                    return self._finish(state, position, torn=True)
+                    return self._finish(state, position, chain, torn=True)
+                if self.corrupt_record(position, payload_check, _crc(payload)):
+                    chain = Chain(salt, sequence + 1, chained)  # skipped, on the frame's word
+                    position = end
+                    continue
+            expected_chain = chain_checksum(chain.previous, salt, sequence, length, payload_check)
+            if chained != expected_chain:
+                self.misplaced_record(
+                    position,
+                    f"record #{sequence} is intact but does not chain onto the record before it "
+                    f"(expected chained checksum {expected_chain:#010x}, found {chained:#010x}): it was "
+                    "copied from another journal, from an older generation of this one, or moved",
+                )
+            state = self.apply(state, payload, position, buffer_id)
+            chain = Chain(salt, sequence + 1, chained)
+            position = end
+        return self._finish(state, position, chain, torn=False)
+
+    def _read_v1(self, data: bytes) -> Recovered:
+        """Version 1: per-frame checksums only. Read for old files; rewritten as version 2 on open."""
+        buffer_id = HEADER_V1.unpack_from(data, 0)[2]
+        state: Recovered | None = None
+        position = HEADER_V1.size
+        while position < len(data):
+            if len(data) - position < FRAME_V1.size:
+                return self._finish(state, position, None, torn=True, version=1)
+            length, length_check, payload_check = FRAME_V1.unpack_from(data, position)
+            if _crc(length.to_bytes(4, "little")) != length_check:
+                raise RecoveryError(
+                    f"byte {position}: the record's length field is corrupt "
+                    f"(checksum {length_check:#010x} does not match length {length})"
+                )
+            end = position + FRAME_V1.size + length
+            payload = data[position + FRAME_V1.size : end]
+            if end > len(data):
+                state = self.torn_tail(state, position, payload)
+                return self._finish(state, position, None, torn=True, version=1)
+            if _crc(payload) != payload_check:
+                if end == len(data):
+                    return self._finish(state, position, None, torn=True, version=1)
                 if self.corrupt_record(position, payload_check, _crc(payload)):
                     position = end
                     continue
+            if state is None and payload[:1] == bytes([BASE]):
+                payload = _v1_base_as_v2(payload, position)
             state = self.apply(state, payload, position, buffer_id)
             position = end
-        return self._finish(state, position, torn=False)
+        return self._finish(state, position, None, torn=False, version=1)
 
-    def _finish(self, state: Recovered | None, position: int, *, torn: bool) -> Recovered:
+    def _finish(
+        self, state: Recovered | None, position: int, chain: Chain | None, *, torn: bool, version: int = 2
+    ) -> Recovered:
         if state is None:
             raise RecoveryError(
-                f"byte {HEADER.size}: expected the base record, found "
+                f"byte {HEADER.size if version == 2 else HEADER_V1.size}: expected the base record, found "
                 + ("a torn record" if torn else "the end of the file")
             )
         state.good_length, state.torn_tail = position, torn
+        state.version, state.chain = version, chain
         return state
 
-    # -- the two decisions -------------------------------------------------------------
+    # -- the decisions -------------------------------------------------------------------
 
     def torn_tail(self, state: Recovered | None, position: int, partial_payload: bytes) -> Recovered | None:
         """An incomplete final record was never committed: drop it."""
@@ -173,54 +425,131 @@ class JournalReader:
             "in a record that is not the last: the journal is corrupt"
         )
 
+    def misplaced_record(self, position: int, explanation: str) -> None:
+        """An intact record that is not the next one of this journal: refuse.
+        (Returning would replay it — the ``crc_only`` bug.)"""
+        raise RecoveryError(f"byte {position}: {explanation}")
+
     # -- replay -----------------------------------------------------------------------------
 
     def apply(self, state: Recovered | None, payload: bytes, position: int, buffer_id: int) -> Recovered:
-        """Replay one record onto the state rebuilt so far, checking it fits."""
+        """Replay one record onto the state rebuilt so far, after checking that it fits."""
+        try:
+            return self._apply(state, payload, position, buffer_id)
+        except RecoveryError:
+            raise
+        except (IndexError, ValueError, OverflowError, struct.error) as error:  # pragma: no cover - belt and braces
+            raise RecoveryError(f"byte {position}: a record that does not fit: {error}") from error
+
+    def _apply(self, state: Recovered | None, payload: bytes, position: int, buffer_id: int) -> Recovered:
         kind = payload[0] if payload else None
         if state is None:
-            if kind != BASE or len(payload) < BASE_FIELDS.size:
-                raise RecoveryError(f"byte {position}: expected the base record, found record type {kind}")
-            _, revision, next_serial, horizon_serial, base_position = BASE_FIELDS.unpack_from(payload)
-            meta = BaseMeta(revision, next_serial, horizon_serial, base_position)
-            return Recovered(
-                buffer_id, meta, bytearray(payload[BASE_FIELDS.size :]), revision=revision, next_serial=next_serial
-            )
-        if kind == SPLICE and len(payload) >= SPLICE_FIELDS.size:
-            _, serial, offset, removed_length = SPLICE_FIELDS.unpack_from(payload)
-            removed = payload[SPLICE_FIELDS.size : SPLICE_FIELDS.size + removed_length]
-            inserted = payload[SPLICE_FIELDS.size + removed_length :]
-            if len(removed) != removed_length or bytes(state.buffer[offset : offset + removed_length]) != removed:
-                raise RecoveryError(
-                    f"byte {position}: the splice record (serial {serial}) does not fit the buffer it follows: "
-                    f"expected {removed!r} at offset {offset}"
-                )
-            state.buffer[offset : offset + removed_length] = inserted
-            state.records.append((InverseRecord(offset, removed, len(inserted), serial), inserted))
-            state.revision += 1
-            state.next_serial = max(state.next_serial, serial + 1)
+            return _base_state(payload, position, buffer_id)
+        if kind in (SPLICE, EVICT_SPLICE) and len(payload) >= SPLICE_FIELDS.size:
+            _apply_splice(state, payload, position, evicts=kind == EVICT_SPLICE)
             return state
         if kind == ROLLBACK and len(payload) == ROLLBACK_FIELDS.size:
             _, steps = ROLLBACK_FIELDS.unpack_from(payload)
-            if steps > len(state.records):
+            if not 1 <= steps <= len(state.records):
                 raise RecoveryError(
-                    f"byte {position}: a rollback of {steps} records, but only {len(state.records)} are live"
+                    f"byte {position}: a rollback of {steps} records, but {len(state.records)} are live "
+                    "(expected between 1 and that)"
                 )
             for _ in range(steps):
-                (offset, removed, inserted_length, _serial), _ = state.records.pop()
+                (offset, removed, inserted_length, serial), _ = state.records[-1]
+                if offset + inserted_length > len(state.buffer):
+                    raise RecoveryError(
+                        f"byte {position}: the rollback cannot undo record serial {serial}: its "
+                        f"{inserted_length} bytes at offset {offset} lie past the end of the buffer"
+                    )
+                state.records.pop()
                 state.buffer[offset : offset + inserted_length] = removed
             state.revision += steps
             return state
-        raise RecoveryError(f"byte {position}: unknown or malformed record (type {kind}, {len(payload)} bytes)")
+        raise RecoveryError(
+            f"byte {position}: unknown or malformed record (type {kind}, {len(payload)} bytes); "
+            "expected a splice, an evict-and-splice or a rollback record"
+        )
+
+
+def _v1_base_as_v2(payload: bytes, position: int) -> bytes:
+    if len(payload) < BASE_FIELDS_V1.size:
+        raise RecoveryError(f"byte {position}: expected the base record, found a {len(payload)}-byte record")
+    fields = BASE_FIELDS_V1.unpack_from(payload)
+    return BASE_FIELDS.pack(*fields, 0, 0) + payload[BASE_FIELDS_V1.size :]
+
+
+def _base_state(payload: bytes, position: int, buffer_id: int) -> Recovered:
+    kind = payload[0] if payload else None
+    if kind != BASE or len(payload) < BASE_FIELDS.size:
+        raise RecoveryError(f"byte {position}: expected the base record, found record type {kind}")
+    _, revision, next_serial, horizon_serial, base_position, capacity, policy = BASE_FIELDS.unpack_from(payload)
+    if horizon_serial >= next_serial or policy >= len(POLICIES):
+        raise RecoveryError(
+            f"byte {position}: the base record does not make sense (horizon serial {horizon_serial}, "
+            f"next serial {next_serial}, policy {policy}); expected horizon serial < next serial, policy 0 or 1"
+        )
+    meta = BaseMeta(revision, next_serial, horizon_serial, base_position)
+    return Recovered(
+        buffer_id,
+        meta,
+        bytearray(payload[BASE_FIELDS.size :]),
+        revision=revision,
+        next_serial=next_serial,
+        capacity=capacity or None,
+        policy=POLICIES[policy],
+    )
+
+
+def _apply_splice(state: Recovered, payload: bytes, position: int, *, evicts: bool) -> None:
+    _, serial, offset, removed_length = SPLICE_FIELDS.unpack_from(payload)
+    removed = payload[SPLICE_FIELDS.size : SPLICE_FIELDS.size + removed_length]
+    inserted = payload[SPLICE_FIELDS.size + removed_length :]
+    where = f"byte {position}: the splice record (serial {serial})"
+    if len(removed) != removed_length:
+        raise RecoveryError(f"{where} says it removed {removed_length} bytes but holds {len(removed)}")
+    newest = state.records[-1][0].serial if state.records else state.meta.horizon_serial
+    if serial <= newest:
+        raise RecoveryError(
+            f"{where} is out of order: expected a serial above {newest}, the newest live state's "
+            "(each record names a state newer than every state below it)"
+        )
+    if offset > len(state.buffer) or offset + removed_length > len(state.buffer):
+        raise RecoveryError(
+            f"{where} does not fit the buffer it follows: {removed_length} bytes at offset {offset} "
+            f"of a {len(state.buffer)}-byte buffer"
+        )
+    if bytes(state.buffer[offset : offset + removed_length]) != removed:
+        raise RecoveryError(f"{where} does not fit the buffer it follows: expected {removed!r} at offset {offset}")
+    live, capacity = len(state.records), state.capacity
+    if evicts:
+        if capacity is None or state.policy != "evict_oldest" or live != capacity:
+            raise RecoveryError(
+                f"{where} evicts the oldest record, but the journal has {live} live records, capacity "
+                f"{capacity} and policy {state.policy}: expected a full journal with the evict_oldest policy"
+            )
+        (oldest, _) = state.records.pop(0)
+        state.meta = replace(
+            state.meta, horizon_serial=oldest.serial, base_position=state.meta.base_position + 1
+        )
+    elif capacity is not None and live >= capacity:
+        raise RecoveryError(
+            f"{where} would make {live + 1} live records in a journal of capacity {capacity}: "
+            "expected an evict-and-splice record"
+        )
+    state.buffer[offset : offset + removed_length] = inserted
+    state.records.append((InverseRecord(offset, removed, len(inserted), serial), inserted))
+    state.revision += 1
+    state.next_serial = max(state.next_serial, serial + 1)
 
 
 class FileJournal:
     """A :class:`rollcert.impl.journal.Journal` that is durable: every commit is one
-    framed record appended and synced through a :class:`Storage`."""
+    chained record appended (and, per the :class:`Durability`, synced) through a
+    :class:`Storage`, under the storage's exclusive lock on the journal."""
 
-    #: Evicting one record at a time would need a rewrite of the base; a
-    #: durable journal is bounded by :meth:`JournaledBuffer.compact` instead.
-    supports_eviction = False
+    #: A full journal with the evict_oldest policy writes one evict-and-splice record.
+    supports_eviction = True
 
     def __init__(
         self,
@@ -229,6 +558,11 @@ class FileJournal:
         buffer_id: int,
         records: list[tuple[InverseRecord, bytes]],
         size: int,
+        *,
+        chain: Chain | None = None,
+        durability: Durability | None = None,
+        capacity: int | None = None,
+        policy: Policy = "reject",
     ) -> None:
         self.storage = storage
         self.name = name
@@ -236,13 +570,35 @@ class FileJournal:
         self._records: deque[InverseRecord] = deque(record for record, _ in records)
         self._inserted: deque[bytes] = deque(inserted for _, inserted in records)
         self._size = size
+        #: Where the next frame goes; ``None`` only while a version 1 file awaits its rewrite.
+        self._chain = chain
+        self.durability = durability or Durability.per_operation()
+        self.capacity = capacity
+        self.policy: Policy = policy
+        #: Records written since the last sync (batched mode).
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
         #: Set when an I/O error left the file in a state we could not restore.
         self._broken: str | None = None
+        #: The evict-and-splice record just committed; evict_oldest() takes its record off.
+        self._eviction_committed = False
 
     @classmethod
-    def create(cls, storage: Storage, name: str, initial: bytes, buffer_id: int) -> FileJournal:
+    def create(
+        cls,
+        storage: Storage,
+        name: str,
+        initial: bytes,
+        buffer_id: int,
+        *,
+        durability: Durability | None = None,
+        capacity: int | None = None,
+        policy: Policy = "reject",
+    ) -> FileJournal:
         """Write a new journal atomically: temporary file, sync, rename, directory sync."""
-        content = encode_header(buffer_id) + encode_base(initial, BaseMeta(0, 1, 0, 0))
+        content, chain = encode_journal(
+            buffer_id, secrets.randbits(64), initial, BaseMeta(0, 1, 0, 0), [], capacity=capacity, policy=policy
+        )
         temporary = name + ".new"
         try:
             storage.write_new(temporary, content)
@@ -250,35 +606,48 @@ class FileJournal:
             storage.rename(temporary, name)
             storage.sync_directory()
         except OSError as error:
+            with contextlib.suppress(OSError):
+                storage.remove(temporary)
             raise JournalError(f"cannot create the journal {name!r}: {error}") from error
-        return cls(storage, name, buffer_id, [], len(content))
+        return cls(
+            storage, name, buffer_id, [], len(content), chain=chain, durability=durability,
+            capacity=capacity, policy=policy,
+        )
 
     # -- the Journal protocol -----------------------------------------------------------
 
     def append(self, record: InverseRecord, inserted: bytes) -> None:
-        self._commit(encode_splice(record, inserted))
+        evicts = self.capacity is not None and len(self._records) >= self.capacity
+        self._commit_payload(splice_payload(record, inserted, evicts=evicts))
         self._records.append(record)
         self._inserted.append(inserted)
+        self._eviction_committed = evicts
 
     def commit_rollback(self, steps: int) -> None:
-        self._commit(encode_rollback(steps))
+        self._commit_payload(rollback_payload(steps))
 
     def pop(self) -> InverseRecord:
         self._inserted.pop()
         return self._records.pop()
 
     def evict_oldest(self) -> InverseRecord:
-        raise JournalError("a durable journal does not evict; use compact()")
+        """Take the oldest record off; its eviction is already on disk, in the
+        evict-and-splice record :meth:`append` wrote (one record: a crash
+        cannot separate the eviction from the splice that caused it)."""
+        if not self._eviction_committed:
+            raise JournalError("no eviction was committed with the last record")
+        self._eviction_committed = False
+        self._inserted.popleft()
+        return self._records.popleft()
 
     def rewrite(self, base: bytes, meta: BaseMeta, keep: int) -> None:
         kept = list(zip(self._records, self._inserted, strict=True))[len(self._records) - keep :]
-        content = (
-            encode_header(self.buffer_id)
-            + encode_base(base, meta)
-            + b"".join(encode_splice(record, inserted) for record, inserted in kept)
-        )
         if self._broken is not None:
             raise JournalError(self._broken)
+        # A new salt: records of the old generation never chain into the new file.
+        content, chain = encode_journal(
+            self.buffer_id, secrets.randbits(64), base, meta, kept, capacity=self.capacity, policy=self.policy
+        )
         temporary = self.name + ".new"
         try:
             self.storage.write_new(temporary, content)
@@ -293,6 +662,9 @@ class FileJournal:
             self._records.popleft()
             self._inserted.popleft()
         self._size = len(content)
+        self._chain = chain
+        self._unsynced = 0  # the rewrite synced every record
+        self._last_sync = time.monotonic()
         try:
             self.storage.sync_directory()
         except OSError as error:
@@ -310,19 +682,69 @@ class FileJournal:
     def __getitem__(self, index: int) -> InverseRecord:
         return self._records[index]
 
+    # -- durability ------------------------------------------------------------------------
+
+    @property
+    def unsynced_records(self) -> int:
+        """Records written but not yet synced (always 0 in per-operation mode)."""
+        return self._unsynced
+
+    def flush(self) -> None:
+        """Sync every record written so far. After it returns, a crash recovers
+        at least the current state (the batched mode's guarantee)."""
+        if self._broken is not None:
+            raise JournalError(self._broken)
+        if not self._unsynced:
+            return
+        try:
+            self.storage.sync(self.name)
+        except OSError as error:
+            # After a failed fsync the kernel may have dropped the dirty pages:
+            # which of the waiting records are durable is unknown. Build on nothing.
+            self._broken = (
+                f"a sync failed ({error}): the last {self._unsynced} records may be lost; "
+                "reopen the journal to recover what is durable"
+            )
+            raise JournalError(self._broken) from error
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        """Flush, then release the writer lock; the journal can be opened again."""
+        try:
+            self.flush()
+        finally:
+            self.storage.unlock(self.name)
+
     # -- internals ---------------------------------------------------------------------------
 
+    def _commit_payload(self, payload: bytes) -> None:
+        if self._chain is None:  # pragma: no cover - open_durable_buffer rewrites version 1 first
+            raise JournalError("a version 1 journal must be rewritten before it takes new records")
+        data, after = self._chain.frame(payload)
+        self._commit(data)
+        self._chain = after
+
     def _commit(self, data: bytes) -> None:
-        """Append and sync one record, or raise JournalError with the file as it was."""
+        """Append one framed record (and sync it, as the durability mode says),
+        or raise JournalError with the file as it was."""
         if self._broken is not None:
             raise JournalError(self._broken)
         try:
             self.storage.append(self.name, data)
-            self.storage.sync(self.name)
+            if self.durability.mode == "per_operation":
+                self.storage.sync(self.name)
         except OSError as error:
             self._restore_size()
             raise JournalError(f"the record was not committed: {error}") from error
         self._size += len(data)
+        if self.durability.mode == "batched":
+            self._unsynced += 1
+            every_records, every_ms = self.durability.every_records, self.durability.every_ms
+            if (every_records is not None and self._unsynced >= every_records) or (
+                every_ms is not None and (time.monotonic() - self._last_sync) * 1000 >= every_ms
+            ):
+                self.flush()
 
     def _restore_size(self) -> None:
         """After a failed write or sync, cut the file back to its last committed
@@ -344,25 +766,57 @@ def open_durable_buffer(
     name: str = DEFAULT_NAME,
     reader: JournalReader | None = None,
     journal_class: type[FileJournal] = FileJournal,
+    durability: Durability | None = None,
+    capacity: int | None = None,
+    policy: Policy = "reject",
 ) -> JournaledBuffer:
     """Open the buffer journaled in ``storage``: recover it if the journal exists
-    (``initial`` is then ignored), else create it from ``initial``.
+    (``initial``, ``capacity`` and ``policy`` are then ignored: the journal
+    remembers its own), else create it from ``initial``.
 
-    Recovery cuts a torn final record off the file; any other damage raises
-    :class:`RecoveryError` and leaves the file untouched.
+    Takes the journal's exclusive writer lock first (:class:`JournalInUseError`
+    if another journal holds it) and keeps it until ``buffer.journal.close()``.
+    Recovery cuts a torn final record off the file and rewrites a version 1
+    file as version 2; any other damage raises :class:`RecoveryError` and
+    leaves the file untouched.
     """
     if not isinstance(initial, (bytes, bytearray)):
         raise TypeError(f"initial must be bytes, got {type(initial).__name__}")
+    if capacity is not None and (type(capacity) is not int or capacity < 1):
+        raise ValueError(f"capacity must be a positive int or None, got {capacity!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    storage.lock(name)
+    try:
+        return _open_locked(storage, bytes(initial), name, reader, journal_class, durability, capacity, policy)
+    except BaseException:
+        storage.unlock(name)
+        raise
+
+
+def _open_locked(
+    storage: Storage,
+    initial: bytes,
+    name: str,
+    reader: JournalReader | None,
+    journal_class: type[FileJournal],
+    durability: Durability | None,
+    capacity: int | None,
+    policy: Policy,
+) -> JournaledBuffer:
     try:
         data = storage.read(name)
     except OSError as error:
         raise RecoveryError(f"cannot read the journal {name!r}: {error}") from error
     if data is None:
         buffer_id = secrets.randbits(62) | (1 << 62)  # never equal to an in-memory buffer's small id
-        journal = journal_class.create(storage, name, bytes(initial), buffer_id)
-        return JournaledBuffer._restore(
-            bytes(initial), journal, buffer_id=buffer_id, meta=BaseMeta(0, 1, 0, 0), revision=0, next_serial=1
+        journal = journal_class.create(
+            storage, name, initial, buffer_id, durability=durability, capacity=capacity, policy=policy
         )
+        buffer = JournaledBuffer._restore(
+            initial, journal, buffer_id=buffer_id, meta=BaseMeta(0, 1, 0, 0), revision=0, next_serial=1
+        )
+        return _bounded(buffer, capacity, policy)
     recovered = (reader or JournalReader()).read(data)
     if recovered.torn_tail:
         try:
@@ -370,8 +824,20 @@ def open_durable_buffer(
             storage.sync(name)
         except OSError as error:
             raise RecoveryError(f"cannot cut the torn tail off the journal: {error}") from error
-    journal = journal_class(storage, name, recovered.buffer_id, recovered.records, recovered.good_length)
-    return JournaledBuffer._restore(
+    journal = journal_class(
+        storage,
+        name,
+        recovered.buffer_id,
+        recovered.records,
+        recovered.good_length,
+        chain=recovered.chain,
+        durability=durability,
+        capacity=recovered.capacity,
+        policy=recovered.policy,
+    )
+    if recovered.version == 1:
+        _upgrade(journal, recovered)
+    buffer = JournaledBuffer._restore(
         bytes(recovered.buffer),
         journal,
         buffer_id=recovered.buffer_id,
@@ -379,3 +845,22 @@ def open_durable_buffer(
         revision=recovered.revision,
         next_serial=recovered.next_serial,
     )
+    return _bounded(buffer, recovered.capacity, recovered.policy)
+
+
+def _bounded(buffer: JournaledBuffer, capacity: int | None, policy: Policy) -> JournaledBuffer:
+    """The buffer enforces the capacity the journal was created with."""
+    buffer._capacity = capacity
+    buffer._policy = policy
+    return buffer
+
+
+def _upgrade(journal: FileJournal, recovered: Recovered) -> None:
+    """Rewrite a version 1 journal as version 2 (same records, same horizon), atomically."""
+    base = bytearray(recovered.buffer)
+    for (offset, removed, inserted_length, _serial), _ in reversed(recovered.records):
+        base[offset : offset + inserted_length] = removed
+    try:
+        journal.rewrite(bytes(base), recovered.meta, len(recovered.records))
+    except JournalError as error:
+        raise RecoveryError(f"cannot rewrite the version 1 journal as version 2: {error}") from error

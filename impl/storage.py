@@ -6,7 +6,12 @@ for renames and creations). Two implementations:
 
 - :class:`RealDirectory`: real files, ``os.write`` and ``os.fsync``; files are
   created owner-only (0600) in an owner-only directory, because a journal holds
-  everything that was ever written to the buffer.
+  everything that was ever written to the buffer. Every file is opened without
+  following a symlink (``O_NOFOLLOW``) and checked to be a regular file
+  (``fstat``), without blocking on a FIFO; temporary files are created
+  exclusively (``O_EXCL``), so a link planted in the directory can never make
+  the journal write outside it, and a FIFO or device can never hang or flood
+  recovery. The writer lock is ``flock`` on ``NAME.lock``.
 - :class:`SimulatedDisk`: an in-memory disk for tests that keeps synced and
   unsynced bytes apart and, at a chosen I/O call, *crashes*: unsynced data is
   lost except for a chosen prefix (a torn record), and renames not yet made
@@ -20,9 +25,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
+import fcntl
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from rollcert.model.errors import JournalError, JournalInUseError
 
 
 class Storage(Protocol):
@@ -53,8 +62,26 @@ class Storage(Protocol):
     def remove(self, name: str) -> None:
         """Delete the file if it exists."""
 
+    def lock(self, name: str) -> None:
+        """Take the exclusive writer lock of the journal ``name`` for this
+        storage, or raise :class:`JournalInUseError` (naming the holder where
+        known). Held until :meth:`unlock` or :meth:`close`, or until the
+        process (the simulated machine) dies."""
+
+    def unlock(self, name: str) -> None:
+        """Release the writer lock of ``name`` if this storage holds it."""
+
     def close(self) -> None:
-        """Release open handles; the files stay."""
+        """Release open handles and locks; the files stay."""
+
+
+class NotARegularFile(OSError):
+    """A name in the journal directory is a symlink, FIFO, device or directory."""
+
+
+#: Every journal file is opened with these: never through a symlink, never
+#: blocking on a FIFO (its type is checked right after).
+_SAFE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class RealDirectory:
@@ -65,16 +92,49 @@ class RealDirectory:
         self.path = os.fspath(path)
         os.makedirs(self.path, mode=0o700, exist_ok=True)
         self._handles: dict[str, int] = {}
+        #: Lock file descriptors by journal name (the flock lives as long as they do).
+        self._locks: dict[str, int] = {}
 
     def _file(self, name: str) -> str:
         if not name or "/" in name or name in (".", ".."):
             raise ValueError(f"not a plain file name: {name!r}")
         return os.path.join(self.path, name)
 
+    def _open(self, name: str, flags: int) -> int:
+        """Open ``name`` in the directory, refusing anything but a regular file:
+        a symlink fails (``O_NOFOLLOW``: ELOOP), a FIFO or device is opened
+        without blocking and refused after ``fstat``."""
+        path = self._file(name)
+        try:
+            handle = os.open(path, flags | _SAFE_FLAGS, 0o600)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise NotARegularFile(
+                    errno.ELOOP, f"{path} is a symbolic link; a journal file must be a regular file"
+                ) from None
+            raise
+        try:
+            mode = os.fstat(handle).st_mode
+            if not stat.S_ISREG(mode):
+                kind = (
+                    "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a directory" if stat.S_ISDIR(mode)
+                    else "a socket" if stat.S_ISSOCK(mode)
+                    else "not a regular file"
+                )
+                raise NotARegularFile(errno.EINVAL, f"{path} is {kind}; a journal file must be a regular file")
+            # Writes and reads are ordinary blocking calls on a regular file.
+            os.set_blocking(handle, True)
+        except BaseException:
+            os.close(handle)
+            raise
+        return handle
+
     def _handle(self, name: str) -> int:
         handle = self._handles.get(name)
         if handle is None:
-            handle = os.open(self._file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            handle = self._open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             self._handles[name] = handle
         return handle
 
@@ -85,10 +145,11 @@ class RealDirectory:
 
     def read(self, name: str) -> bytes | None:
         try:
-            with open(self._file(name), "rb") as file:
-                return file.read()
+            handle = self._open(name, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        with open(handle, "rb", closefd=True) as file:
+            return file.read()
 
     def append(self, name: str, data: bytes) -> None:
         handle = self._handle(name)
@@ -105,9 +166,14 @@ class RealDirectory:
 
     def write_new(self, name: str, data: bytes) -> None:
         self._forget(name)
+        # Whatever sits at the name — a temporary file left by a crash, or a
+        # symlink someone planted — is unlinked (which never follows a link),
+        # and the file is created exclusively: it is ours and in the directory.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._file(name))
         # O_APPEND like every other handle: after a failed write is cut back with
         # ftruncate, the next write must land at the new end, not past a hole.
-        handle = os.open(self._file(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        handle = self._open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
         self._handles[name] = handle
         self.append(name, data)
 
@@ -130,9 +196,67 @@ class RealDirectory:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._file(name))
 
+    def lock(self, name: str) -> None:
+        if name in self._locks:
+            raise JournalInUseError(f"the journal {name!r} is already open through this storage")
+        lock_name = name + ".lock"
+        try:
+            handle = self._open(lock_name, os.O_RDWR | os.O_CREAT)
+        except PermissionError:
+            # flock needs only a readable descriptor: a user who may not write
+            # the lock file can still hold the lock (but cannot leave its pid).
+            try:
+                handle = self._open(lock_name, os.O_RDONLY)
+            except OSError as error:
+                raise JournalError(
+                    f"cannot take the writer lock: cannot open {self._file(lock_name)}: {error}"
+                ) from error
+        except OSError as error:
+            raise JournalError(f"cannot take the writer lock: cannot open {self._file(lock_name)}: {error}") from error
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_pid(handle)
+            os.close(handle)
+            by = f"process {holder}" if holder is not None else "another writer"
+            raise JournalInUseError(
+                f"the journal {self._file(name)} is in use by {by} (it holds {self._file(lock_name)}); "
+                "one writer at a time",
+                holder_pid=holder,
+            ) from None
+        except BaseException:
+            os.close(handle)
+            raise
+        # The holder's pid, for the next opener's error message (advice only:
+        # the lock itself is the flock, released by the kernel if we die).
+        with contextlib.suppress(OSError):
+            os.ftruncate(handle, 0)
+            os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+        self._locks[name] = handle
+
+    def unlock(self, name: str) -> None:
+        handle = self._locks.pop(name, None)
+        if handle is not None:
+            os.close(handle)  # closing the descriptor releases the flock
+
     def close(self) -> None:
         for name in list(self._handles):
             self._forget(name)
+        for name in list(self._locks):
+            self.unlock(name)
+
+    def __del__(self) -> None:
+        # A storage dropped without close() must not keep its journal locked.
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+def _read_pid(handle: int) -> int | None:
+    try:
+        text = os.pread(handle, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
 
 
 class SimulatedCrash(BaseException):
@@ -173,6 +297,8 @@ class SimulatedDisk:
         self._crash: _Crash | None = None
         self._failure: tuple[str, int, int] | None = None
         self.crashed = False
+        #: Journals whose writer lock is held; a crash (the process dies) releases them.
+        self._locks: set[str] = set()
 
     # -- test controls ---------------------------------------------------------------
 
@@ -215,7 +341,17 @@ class SimulatedDisk:
         return None if file is None else file.durable
 
     def clone(self) -> SimulatedDisk:
-        return copy.deepcopy(self)
+        """The same files, seen by a fresh process: no locks held."""
+        twin = copy.deepcopy(self)
+        twin._locks = set()
+        return twin
+
+    def replace_file(self, name: str, data: bytes) -> None:
+        """Make ``name`` hold ``data``, synced and current (a test's hand on the
+        disk: to plant or to undo a corruption). Not an I/O event."""
+        file = self._files.setdefault(name, _SimulatedFile())
+        file.current, file.durable = bytearray(data), bytes(data)
+        self._durable_names[name] = file
 
     # -- the Storage interface -----------------------------------------------------------
 
@@ -242,6 +378,7 @@ class SimulatedDisk:
         self._files = dict(self._durable_names)
         self.crashed = True
         self._crash = None
+        self._locks = set()  # the process died with its locks
 
     def _take_failure(self, call: str) -> tuple[int, int] | None:
         """(errno, bytes written first) if ``call`` is the one armed to fail."""
@@ -295,5 +432,13 @@ class SimulatedDisk:
         self._event(None, directory=True)
         self._files.pop(name, None)
 
+    def lock(self, name: str) -> None:
+        if name in self._locks:
+            raise JournalInUseError(f"the journal {name!r} is in use by another writer (simulated disk)")
+        self._locks.add(name)
+
+    def unlock(self, name: str) -> None:
+        self._locks.discard(name)
+
     def close(self) -> None:
-        return None
+        self._locks = set()

@@ -24,6 +24,19 @@ class JournalError(RollbackIntegrityError):
     """
 
 
+class JournalInUseError(JournalError):
+    """Another writer holds the durable journal's exclusive lock, so this one
+    may not open it: two writers would interleave records into a history
+    neither had, and one's compaction would erase the other's records. (R5)
+
+    ``holder_pid`` is the process that holds the lock, where the lock file
+    says so (``None`` otherwise)."""
+
+    def __init__(self, message: str, *, holder_pid: int | None = None) -> None:
+        super().__init__(message)
+        self.holder_pid = holder_pid
+
+
 class DivergenceError(RollbackIntegrityError):
     """The buffer no longer matches what the log says: an out-of-log write.
 

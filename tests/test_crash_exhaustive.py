@@ -178,4 +178,6 @@ def test_a_torn_record_is_cut_off_the_file() -> None:
     assert recovered.read() == b"axyzc" and recovered.depth == 1
     assert len(disk.read(DEFAULT_NAME) or b"") == good_size
     recovered.splice(0, 0, b"!")
+    disk.crash()
+    disk.restart()
     assert open_durable_buffer(disk).read() == b"!axyzc"

@@ -43,6 +43,8 @@ def corrupted_disk() -> SimulatedDisk:
     buffer = open_durable_buffer(disk, b"abc")
     buffer.splice(0, 0, b"1")
     buffer.splice(2, 0, b"2")
+    disk.crash()  # the writer's process ends (and with it its lock); its records were synced
+    disk.restart()
     _start, end = record_spans(disk.read(DEFAULT_NAME) or b"")[1]
     disk.flip_bit(DEFAULT_NAME, end - 1, 0)  # the inserted '1' becomes '0'
     return disk

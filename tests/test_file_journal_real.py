@@ -28,9 +28,11 @@ import pytest
 from rollcert.impl.file_journal import (
     FRAME,
     HEADER,
-    encode_rollback,
-    encode_splice,
+    JournalReader,
+    chain_after,
     open_durable_buffer,
+    rollback_payload,
+    splice_payload,
 )
 from rollcert.impl.journal import InverseRecord
 from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
@@ -67,6 +69,13 @@ def recovered_snapshot(directory: Path) -> Snapshot:
         return snapshot(buffer)
     finally:
         storage.close()
+
+
+def peeked_snapshot(directory: Path) -> Snapshot:
+    """What a recovery would give, read straight from the file while its writer
+    still holds the lock (recovery proper would be refused: one writer)."""
+    recovered = JournalReader().read((directory / JOURNAL).read_bytes())
+    return bytes(recovered.buffer), len(recovered.records), recovered.revision
 
 
 def record_starts(data: bytes) -> list[int]:
@@ -173,7 +182,7 @@ def test_round_trip_keeps_bytes_depth_revision_and_checkpoints(tmp_path: Path) -
     committed = snapshot(buffer)
     del buffer
     storage.close()
-    assert sorted(os.listdir(directory)) == [JOURNAL], "compaction left a temporary file behind"
+    assert sorted(os.listdir(directory)) == [JOURNAL, JOURNAL + ".lock"], "compaction left a temporary file behind"
 
     buffer, storage = reopen(directory)
     assert snapshot(buffer) == committed
@@ -255,7 +264,7 @@ def test_a_flipped_bit_in_any_record_but_the_last_is_refused_naming_its_offset(h
     assert checked == starts[-1] - HEADER.size
 
 
-@pytest.mark.parametrize("version", [0, 2, 0xFFFFFFFF])
+@pytest.mark.parametrize("version", [0, 3, 0xFFFFFFFF])
 def test_another_format_version_is_refused_saying_which(history: Path, version: int) -> None:
     """A journal written by another format version is refused with a message
     naming that version. The header checksum is recomputed, so the version is
@@ -263,7 +272,7 @@ def test_another_format_version_is_refused_saying_which(history: Path, version: 
     path = history / JOURNAL
     data = bytearray(path.read_bytes())
     struct.pack_into("<I", data, 8, version)
-    struct.pack_into("<I", data, 20, zlib.crc32(data[:20]))
+    struct.pack_into("<I", data, HEADER.size - 4, zlib.crc32(data[: HEADER.size - 4]))
     path.write_bytes(data)
     message = refuse_recovery(history)
     assert message.startswith("byte 8:")
@@ -298,19 +307,37 @@ def test_a_file_that_is_not_a_journal_is_refused(history: Path, content: bytes) 
 @pytest.mark.parametrize(
     "record",
     [
-        encode_splice(InverseRecord(0, b"zz", 1, 99), b"q"),
-        encode_rollback(50),
+        splice_payload(InverseRecord(0, b"zz", 1, 99), b"q"),
+        rollback_payload(50),
+        rollback_payload(0),
+        splice_payload(InverseRecord(10_000, b"", 1, 99), b"q"),
+        splice_payload(InverseRecord(0, b"", 1, 1), b"q"),
+        splice_payload(InverseRecord(0, b"", 1, 99), b"q", evicts=True),
+        bytes([9]) + bytes(8),
+        bytes([2, 1]),
     ],
-    ids=["splice removing bytes that are not there", "rollback past the live records"],
+    ids=[
+        "splice removing bytes that are not there",
+        "rollback past the live records",
+        "rollback of nothing",
+        "splice past the end",
+        "splice reusing a serial",
+        "eviction in an unbounded journal",
+        "unknown type",
+        "truncated splice fields",
+    ],
 )
 def test_a_record_that_does_not_fit_is_refused(history: Path, record: bytes) -> None:
-    """A record with good checksums that cannot have followed the state before
-    it (a file spliced together from two journals) is refused at its offset,
-    even as the last record, rather than applied or dropped as torn."""
+    """A record with good checksums, in sequence and chained, that cannot have
+    followed the state before it (crafted, or written by a buggy build) is
+    refused at its offset, even as the last record, rather than applied,
+    dropped as torn, or allowed to raise anything but RecoveryError."""
     path = history / JOURNAL
-    size = path.stat().st_size
+    data = path.read_bytes()
+    size = len(data)
+    framed, _ = chain_after(data).frame(record)
     with path.open("ab") as file:
-        file.write(record)
+        file.write(framed)
     message = refuse_recovery(history)
     assert message.startswith(f"byte {size}:")
 
@@ -501,7 +528,7 @@ def test_a_failed_write_or_fsync_changes_nothing_in_memory_or_on_disk(
     assert not storage.armed, "the fault was never reached"
     assert snapshot(buffer) == before
     assert (directory / JOURNAL).read_bytes() == on_disk
-    assert recovered_snapshot(directory) == before
+    assert peeked_snapshot(directory) == before  # the writer still holds the lock: read, do not open
 
     mutation(buffer)
     after = snapshot(buffer)
@@ -576,7 +603,7 @@ def test_a_failed_compaction_changes_nothing(tmp_path: Path, call: str, error_nu
     assert not storage.armed
     assert snapshot(buffer) == before
     assert (directory / JOURNAL).read_bytes() == on_disk
-    assert recovered_snapshot(directory) == before
+    assert peeked_snapshot(directory) == before
     buffer.rollback(before[1])
     assert buffer.read() == INITIAL
     after = snapshot(buffer)
@@ -690,6 +717,11 @@ def share(directory: Path, *, file_mode: int, file_owner: int = 0) -> bytes:
     path = directory / JOURNAL
     os.chmod(path, file_mode)
     os.chown(path, file_owner, file_owner)
+    # The writer lock needs only a readable lock file (flock on a read-only
+    # descriptor), so the journal's own permissions are what these tests try.
+    lock = directory / (JOURNAL + ".lock")
+    os.chmod(lock, 0o644)
+    os.chown(lock, file_owner, file_owner)
     return path.read_bytes()
 
 
@@ -746,7 +778,7 @@ def test_a_read_only_directory_refuses_compaction_but_not_splices(tmp_path: Path
     assert report["splice"] is None
     assert report["compact"].startswith("JournalError: ")
     assert report["unchanged"] is True
-    assert sorted(os.listdir(directory)) == [JOURNAL]
+    assert sorted(os.listdir(directory)) == [JOURNAL, JOURNAL + ".lock"]
     text, depth, revision = recovered_snapshot(directory)
     assert [text.hex(), depth, revision] == report["after"]
 
@@ -765,7 +797,7 @@ def test_a_journal_the_user_cannot_read_is_refused(tmp_path: Path) -> None:
     assert report["open"].startswith(f"RecoveryError: cannot read the journal {JOURNAL!r}")
     assert os.strerror(errno.EACCES) in report["open"]
     assert (directory / JOURNAL).read_bytes() == on_disk
-    assert sorted(os.listdir(directory)) == [JOURNAL]
+    assert sorted(os.listdir(directory)) == [JOURNAL, JOURNAL + ".lock"]
     assert recovered_snapshot(directory) == committed
 
 
@@ -779,5 +811,6 @@ def test_a_new_journal_in_a_read_only_directory_is_refused(tmp_path: Path) -> No
     report = as_nobody(
         directory, lambda: {"open": attempt(lambda: open_durable_buffer(RealDirectory("."), b"x"))}
     )
-    assert report["open"].startswith(f"JournalError: cannot create the journal {JOURNAL!r}")
+    # The writer lock comes first, and its file cannot be created either.
+    assert report["open"].startswith("JournalError: cannot take the writer lock")
     assert os.listdir(directory) == []
