@@ -543,7 +543,9 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
             hypothesis_seed(seed + round_number * ROUND_SEED_STRIDE)(test)()
             if found:
                 raise found[0]
-            if all(tally.reached[s.name] for s in R7.situations):
+            # At least two rounds: an interleaving bug shows in a few runs in a
+            # hundred, so a pass is worth the second round's fresh programs.
+            if round_number >= 1 and all(tally.reached[s.name] for s in R7.situations):
                 break
     except NotLinearizable as failure:
         minimal = minimise(target, failure, runs, seed=seed)

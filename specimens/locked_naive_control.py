@@ -1,0 +1,22 @@
+"""The R7 control: the naive buffer under one lock. Not a specimen: it must pass.
+
+``rollcert certify rollcert.specimens.locked_naive_control:TARGET --only R7``
+"""
+
+from __future__ import annotations
+
+from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES, LockedNaiveBuffer, concurrent_adapter
+from rollcert.stateful_tests.adapter import BufferConfig, SystemUnderTest, Target
+
+
+def _factory(config: BufferConfig) -> SystemUnderTest:
+    return concurrent_adapter(LockedNaiveBuffer, config)
+
+
+TARGET = Target(
+    name="control:locked_naive",
+    version="control",
+    capabilities=CONCURRENT_CAPABILITIES,
+    factory=_factory,
+    description="the naive buffer with every method, observations included, under one lock",
+)
