@@ -1,0 +1,109 @@
+"""The R7 machine: programs, real threads, the runner, the minimiser, verdicts.
+
+Everything runs real threads against real buffers. Assertions that a correct
+buffer *never* fails are exact; assertions that a broken one is caught rely on
+many runs (each specimen fails a large share of runs of its program).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from hypothesis import given, settings
+
+from rollcert.model.operations import Rollback, Splice
+from rollcert.specimens import load_all
+from rollcert.specimens.locked_naive_control import TARGET as LOCKED_NAIVE
+from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.concurrency import (
+    Program,
+    certify_linearizability,
+    minimise,
+    programs,
+    run_many,
+    run_program,
+    shrink_candidates,
+    timeline,
+)
+from rollcert.stateful_tests.linearizability import Observe, RollbackCall, SpliceCall, check
+from rollcert.stateful_tests.profiles import PROFILES
+
+#: The issue's example: b"abc" -> b"abc12" -> b"abc123456"; one thread rolls back
+#: two steps while another looks at the length four times.
+ISSUE_PROGRAM = Program(
+    b"abc",
+    (SpliceCall(Splice(3, 0, b"12")), SpliceCall(Splice(5, 0, b"3456"))),
+    ((RollbackCall(Rollback(2)),), (Observe("length"),) * 4),
+)
+
+
+def specimen(name: str):  # type: ignore[no-untyped-def]
+    target = load_all()[name].target
+    assert target is not None
+    return target
+
+
+@settings(max_examples=50, database=None)
+@given(programs(BUNDLED))
+def test_drawn_programs_are_valid_and_shrink_to_valid_programs(program: Program) -> None:
+    assert program.is_valid()
+    assert 2 <= len(program.threads) <= 3
+    for candidate in shrink_candidates(program):
+        assert candidate.size <= program.size
+
+
+def test_a_run_records_every_call_and_restores_the_switch_interval() -> None:
+    before = sys.getswitchinterval()
+    history = run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=True, seed=1)
+    assert sys.getswitchinterval() == before
+    assert [c.thread for c in history.calls] == ["prefix", "prefix", "T1", "T2", "T2", "T2", "T2"]
+    assert all(c.returned is not None and c.returned >= c.called for c in history.calls)
+    assert check(history).verdict == "linearizable"
+
+
+def test_correct_buffers_never_fail_the_issue_program() -> None:
+    for target in (BUNDLED, LOCKED_NAIVE):
+        assert run_many(target, ISSUE_PROGRAM, 40, seed=0) is None, target.name
+
+
+def test_unlocked_observations_fail_the_issue_program_with_a_timeline() -> None:
+    failure = run_many(specimen("unlocked_observations"), ISSUE_PROGRAM, 40, seed=0)
+    assert failure is not None and failure.failed >= 1
+    assert failure.result.verdict == "not_linearizable"
+    rows = timeline(failure.history)
+    assert len(rows) == len(failure.history.calls)
+    assert all("[" in row or "]" in row for row in rows)
+
+
+def test_minimiser_keeps_a_failing_program_and_never_grows_it() -> None:
+    noisy = Program(
+        b"abc",
+        ISSUE_PROGRAM.prefix,
+        ((RollbackCall(Rollback(2)), Observe("read")), (Observe("length"),) * 4, (Observe("depth"),)),
+    )
+    failure = run_many(specimen("unlocked_observations"), noisy, 40, seed=3)
+    assert failure is not None
+    smaller = minimise(specimen("unlocked_observations"), failure, 16, seed=3)
+    assert smaller.program.size <= noisy.size
+    assert smaller.result.verdict == "not_linearizable"
+
+
+def test_r7_is_violated_on_a_specimen_with_a_timeline_counterexample() -> None:
+    result = certify_linearizability(specimen("lock_per_rollback_step"), PROFILES["quick"], 0)
+    assert result.verdict == "violated", result.reason
+    assert "Timeline" in result.reason and "failed" in result.reason and "Could not be placed" in result.reason
+    assert result.counterexample is not None and result.counterexample.steps
+
+
+def test_r7_passes_on_the_control_through_certify_with_overlap_covered() -> None:
+    certificate = certify(LOCKED_NAIVE, profile="quick", seed=0, only=("R7",))
+    result = certificate.results["R7"]
+    assert result.verdict == "passed", result.reason
+    assert all(count > 0 for count in result.coverage.values()), result.coverage
+
+
+def test_r7_is_not_assessed_without_the_concurrent_capability() -> None:
+    result = certify_linearizability(specimen("fifo_replay"), PROFILES["quick"], 0)
+    assert result.verdict == "not_assessed"
+    assert "concurrent" in result.reason
