@@ -7,6 +7,9 @@
     rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] --depth K            # bounded exhaustive search
     rollcert prove [...]                           # the symbolic proofs (see proofs/)
+    rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step
+    rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
+    rollcert docs [--output docs/tour.md]          # the tour: one chapter per property
 
 Exit status (SPEC §6): 0 nothing violated and nothing unknown; 1 a violation;
 2 unknown or error without a violation; 3 a usage or target error.
@@ -42,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     certify.add_argument("--json", type=Path, help="write the certificate as JSON")
     certify.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
     certify.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
+    certify.add_argument("--html", type=Path, help="write the certificate as one self-contained HTML page")
     certify.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
     certify.add_argument(
         "--exhaustive-depth", type=int, metavar="K", help="also run the bounded exhaustive search to depth K"
@@ -61,6 +65,19 @@ def _parser() -> argparse.ArgumentParser:
 
     smoke = commands.add_parser("smoke", help="a handful of operations, one line per check: is the adapter wired up?")
     smoke.add_argument("target", help="bundled, specimen:NAME, module:attr or 'subprocess:COMMAND ARGS...'")
+
+    explain = commands.add_parser("explain", help="walk through a counterexample, one step per Enter")
+    explain.add_argument("source", help="a target to certify now (e.g. specimen:NAME) or a certificate JSON file")
+    explain.add_argument("--property", help="which property's counterexample (default: the first violated)")
+    explain.add_argument("--all", action="store_true", help="show every step at once")
+    _common(explain)
+
+    html_page = commands.add_parser("html", help="draw a JSON certificate as one self-contained HTML page")
+    html_page.add_argument("certificate", type=Path, help="a certificate JSON (its counterexamples are replayed)")
+    html_page.add_argument("output", type=Path, help="the HTML file to write")
+
+    docs = commands.add_parser("docs", help="write the tour of the properties (docs/tour.md)")
+    docs.add_argument("--output", type=Path, default=Path("docs/tour.md"), help="where to write it")
 
     commands.add_parser("prove", help="run the symbolic proofs (z3); see 'rollcert prove --help'", add_help=False)
     commands.add_parser(
@@ -110,6 +127,10 @@ def _certify(args: argparse.Namespace) -> int:
     _write(args.json, json.dumps(to_json(certificate), indent=2) + "\n")
     _write(args.markdown, render_markdown(certificate))
     _write(args.junit, render_junit(certificate))
+    if args.html is not None:
+        from rollcert.stateful_tests.html_certificate import from_certificate_data, render_html
+
+        _write(args.html, render_html(from_certificate_data(certificate)))
     return certificate.exit_status
 
 
@@ -130,9 +151,11 @@ def _specimens(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.adapter import HarnessError
-    from rollcert.stateful_tests.certificate import format_steps, parse_trace
+    from rollcert.stateful_tests.certificate import format_steps
+    from rollcert.stateful_tests.family import NotGenerable
     from rollcert.stateful_tests.judge import Violation, replay
     from rollcert.stateful_tests.targets import resolve_target
+    from rollcert.stateful_tests.traces import parse_trace
 
     if args.trace is not None:
         trace_text = args.trace
@@ -140,56 +163,24 @@ def _replay(args: argparse.Namespace) -> int:
         try:
             certificate = json.loads(args.certificate.read_text(encoding="utf-8"))
             trace_text = json.dumps(certificate["properties"][args.property]["counterexample"]["trace"])
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
             raise UsageError(
                 f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
             ) from None
-    from rollcert.stateful_tests.diff_machine import is_diff_trace
-
-    if is_diff_trace(trace_text):  # a diff machine's trace (S1-S3) has its own replay
-        return _replay_diff(args.target, trace_text)
     try:
-        config, operations = parse_trace(trace_text)
+        family, config, operations = parse_trace(trace_text)
     except (ValueError, TypeError) as error:
         raise UsageError(f"bad trace: {error}") from None
     target = resolve_target(args.target)
     try:
-        steps = replay(target, config, operations)
-    except Violation as violation:
-        print("\n".join(format_steps(violation.steps)))
-        print(f"Why: {violation.explanation}")
-        print(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
-        return 1
-    except HarnessError as error:
-        print(f"ERROR: the adapter or the SUT broke: {error}")
-        return 2
-    print("\n".join(format_steps(steps)))
-    print(f"all {len(steps)} steps agree with the model")
-    return 0
-
-
-def _replay_diff(target_text: str, trace_text: str) -> int:
-    """Replay a diff trace: the same report and exit status as any replay."""
-    from rollcert.stateful_tests.adapter import HarnessError
-    from rollcert.stateful_tests.certificate import format_steps
-    from rollcert.stateful_tests.diff_machine import NotGenerable, parse_diff_trace, replay_diff
-    from rollcert.stateful_tests.judge import Violation
-    from rollcert.stateful_tests.targets import resolve_target
-
-    try:
-        config, operations = parse_diff_trace(json.loads(trace_text))
-    except (ValueError, TypeError) as error:
-        raise UsageError(f"bad diff trace: {error}") from None
-    target = resolve_target(target_text)
-    try:
-        steps = replay_diff(target, config, operations)
+        steps = replay(family, target, config, operations)
     except Violation as violation:
         print("\n".join(format_steps(violation.steps)))
         print(f"Why: {violation.explanation}")
         print(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
         return 1
     except NotGenerable as error:
-        raise UsageError(f"bad diff trace: {error}") from None
+        raise UsageError(f"bad trace: {error}") from None
     except HarnessError as error:
         print(f"ERROR: the adapter or the SUT broke: {error}")
         return 2
@@ -217,6 +208,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "certify":
             return _certify(args)
+        if args.command == "explain":
+            from rollcert.stateful_tests.explain import explain_main
+
+            return explain_main(args.source, args.property, args.all, profile=args.profile, seed=args.seed)
+        if args.command == "html":
+            from rollcert.stateful_tests.html_certificate import html_main
+
+            return html_main(args.certificate, args.output)
+        if args.command == "docs":
+            from rollcert.stateful_tests.tour import write_tour
+
+            _write(args.output, write_tour())
+            print(f"wrote {args.output}")
+            return 0
         if args.command == "specimens":
             return _specimens(args)
         if args.command == "smoke":

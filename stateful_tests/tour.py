@@ -1,0 +1,218 @@
+"""``rollcert docs``: the tour of the properties (``docs/tour.md``), generated.
+
+One chapter per property of ``rollcert.model.properties.PROPERTIES`` (so a new
+property gets a chapter the day it is stated): the failure as a story (the
+docstring of the specimen that breaks it), the rule (the property's own
+statement — the one place it is written), the minimal counterexample the suite
+finds on that specimen (certified now, with a fixed seed), the function of the
+bundled implementation that keeps the rule, and what the z3 obligations
+(``rollcert.proofs.obligations``) prove about it.
+
+Everything but the pointers into ``impl/`` is computed; the pointers are
+resolved by import, so renaming a function fails the generation instead of
+leaving a dead link. ``tests/test_tour.py`` fails when the committed tour
+differs from what this writes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+
+from rollcert.model.properties import PROPERTIES
+from rollcert.specimens import Specimen, load_all
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.explain import render_text, rule_sentence, walkthrough
+
+#: The certification that finds each chapter's counterexample.
+TOUR_PROFILE = "quick"
+TOUR_SEED = 0
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """Where the bundled implementation keeps a rule, and how, in one sentence."""
+
+    module: str
+    qualname: str
+    how: str
+
+
+#: The one hand-written part: which function keeps which rule.
+POINTERS: dict[str, Pointer] = {
+    "R0": Pointer(
+        "rollcert.impl.journaled_buffer", "JournaledBuffer.splice",
+        "checks every argument before anything happens, commits the record, and only then changes the bytes, "
+        "so each operation either ends in the model's state or raises a documented error having changed nothing",
+    ),
+    "R1": Pointer(
+        "rollcert.impl.journaled_buffer", "JournaledBuffer.splice",
+        "appends the inverse record (offset, removed bytes, inserted length) to the journal first; if the append "
+        "raises, the storage has not been touched and the JournalError reaches the caller",
+    ),
+    "R2": Pointer(
+        "rollcert.impl.journaled_buffer", "JournaledBuffer._rollback_locked",
+        "pops the records newest first and puts each one's removed bytes back at its recorded offset — the "
+        "offset is right because the replay is strictly LIFO, and nothing is searched for",
+    ),
+    "R3": Pointer(
+        "rollcert.impl.journaled_buffer", "JournaledBuffer.rollback_to",
+        "refuses a token of another buffer or one whose serial is no longer at its depth (a dead checkpoint), "
+        "then rolls back the difference in depth, one LIFO step at a time",
+    ),
+    "R4": Pointer(
+        "rollcert.impl.journaled_buffer", "JournaledBuffer._note_out_of_log_write",
+        "the storage's version moves on every write; a version the buffer did not expect puts a barrier at the "
+        "current depth, and every rollback checks it before undoing anything (O(1), whatever the buffer size)",
+    ),
+    "R5": Pointer(
+        "rollcert.impl.file_journal", "FileJournal.append",
+        "frames the record (length, checksums) and writes and fsyncs it before the buffer is changed; recovery "
+        "drops only a torn final record and refuses any other damage with RecoveryError",
+    ),
+    "R6": Pointer(
+        "rollcert.impl.journaled_buffer", "JournaledBuffer._evict_oldest",
+        "a full journal with the evict policy drops its oldest record and moves the horizon with it; with the "
+        "reject policy splice raises JournalError before anything is written",
+    ),
+    "S1": Pointer(
+        "rollcert.impl.diffs", "DiffableBuffer._place",
+        "applies at the original positions only if the base is unchanged, refuses a positional diff on a moved "
+        "base, and otherwise traces every effective read region through the edits since the snapshot, raising "
+        "StaleBaseError with the first region that changed",
+    ),
+    "S2": Pointer(
+        "rollcert.impl.diffs", "DiffableBuffer.rollback_diff",
+        "an applied diff is one journal record, so rolling it back is an ordinary LIFO rollback to the live "
+        "base it was applied to, never a copy of the author's snapshot",
+    ),
+    "S3": Pointer(
+        "rollcert.impl.diffs", "DiffableBuffer._base_unchanged",
+        "a snapshot counts as current only if it names the same state (its node in the history) or has the "
+        "same content; a revision number is never compared, and revisions only ever grow",
+    ),
+}
+
+
+def _source_path(module_name: str) -> str:
+    """``rollcert.impl.diffs`` -> ``impl/diffs.py`` (the folders sit at the root)."""
+    return "/".join(module_name.split(".")[1:]) + ".py"
+
+
+def resolve(pointer: Pointer) -> str:
+    """The function's docstring's first line; ``LookupError`` if it is gone."""
+    found: object = importlib.import_module(pointer.module)
+    for part in pointer.qualname.split("."):
+        if not hasattr(found, part):
+            raise LookupError(f"{pointer.module}.{pointer.qualname} does not exist: update POINTERS in tour.py")
+        found = getattr(found, part)
+    doc = inspect.getdoc(found) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def breakers(property_id: str, registry: dict[str, Specimen]) -> list[Specimen]:
+    """The specimens that must break ``property_id``, by name — as the kill
+    matrix reads them (``SpecimenRow.must_kill``: a specimen's ``breaks``, plus
+    R0, which every bug breaks)."""
+    return [registry[name] for name in sorted(registry) if property_id in registry[name].breaks | {"R0"}]
+
+
+def _counterexample_section(property_id: str, registry: dict[str, Specimen]) -> tuple[Specimen | None, list[str]]:
+    for specimen in breakers(property_id, registry):
+        assert specimen.target is not None
+        result = certify(specimen.target, profile=TOUR_PROFILE, seed=TOUR_SEED, only=(property_id,)).results[property_id]
+        if result.verdict == "violated" and result.counterexample is not None:
+            text = render_text(walkthrough(result.counterexample, property_id))
+            command = (
+                f"rollcert explain specimen:{specimen.name} --property {property_id} --all "
+                f"--profile {TOUR_PROFILE} --seed {TOUR_SEED}"
+            )
+            return specimen, [
+                f"The {property_id} machine on `specimen:{specimen.name}` (profile {TOUR_PROFILE}, seed {TOUR_SEED}), "
+                f"minimised; `{command}` prints it again:",
+                "",
+                "```text",
+                text,
+                "```",
+            ]
+    return None, ["No specimen breaks it with this profile and seed yet: the suite has no counterexample to show."]
+
+
+def chapter(property_id: str, registry: dict[str, Specimen]) -> list[str]:
+    from rollcert.proofs.obligations import REGISTRY
+
+    prop = PROPERTIES[property_id]
+    statement = " ".join(prop.statement.split())
+    first = rule_sentence(property_id)
+    specimen, counterexample = _counterexample_section(property_id, registry)
+    lines = [f"## {property_id} — {prop.title}", "", "### The failure", ""]
+    if specimen is not None:
+        others = [s.name for s in breakers(property_id, registry) if s.name != specimen.name]
+        more = ""
+        if others and property_id != "R0":
+            more = f" The same rule also catches: {', '.join(f'`{n}`' for n in others)}."
+        elif property_id == "R0":
+            more = " Every specimen breaks R0 (each machine makes the R0 comparison after every step); this is the first by name."
+        lines += [f"*`{specimen.name}`* (`specimens/{specimen.name}.py`): {specimen.story}{more}"]
+    else:
+        lines += ["No specimen tells this failure yet."]
+    lines += ["", "### The rule", "", f"**{first}**"]
+    rest = statement[len(first) :].strip()
+    if rest:
+        lines += ["", rest]
+    lines += ["", f"(Stated once, in `model/properties.py`, as `{property_id}`.)", "", "### The minimal counterexample", ""]
+    lines += counterexample
+    lines += ["", "### How the bundled implementation obeys it", ""]
+    pointer = POINTERS.get(property_id)
+    if pointer is None:
+        lines += ["The tour has no pointer into `impl/` for this property yet (add one to `POINTERS` in `stateful_tests/tour.py`)."]
+    else:
+        doc = resolve(pointer)
+        lines += [
+            f"`{pointer.qualname}` in [`{_source_path(pointer.module)}`](../{_source_path(pointer.module)}): {pointer.how}."
+            + (f" Its docstring: “{doc}”" if doc else "")
+        ]
+    lines += ["", "### What z3 proves", ""]
+    obligations = [o for o in REGISTRY if property_id in o.properties]
+    if not obligations:
+        lines += [
+            f"No z3 obligation in `proofs/obligations.py` is about {property_id}: it is checked by the state "
+            "machines (and the bounded exhaustive search), not proved."
+        ]
+    for obligation in obligations:
+        verb = "proved (unsat)" if obligation.kind == "theorem" else "refuted (sat, with a decoded counterexample)"
+        lines.append(f"- **`{obligation.name}`** — {obligation.kind}, {obligation.scope}, {verb}: {obligation.description}")
+    return lines
+
+
+def write_tour() -> str:
+    """The whole tour, deterministic: fixed seed, properties in table order."""
+    registry = load_all()
+    lines = [
+        "# A tour of the invariants",
+        "",
+        "One chapter per property of `model/properties.py`: how the failure happens, the rule that",
+        "prevents it, the smallest counterexample the suite finds on a specimen that breaks it, where",
+        "the bundled implementation keeps the rule, and what the z3 proofs say about it.",
+        "",
+        f"Generated by `rollcert docs` (profile {TOUR_PROFILE}, seed {TOUR_SEED}); do not edit by hand —",
+        "`tests/test_tour.py` fails when this file differs from what the command writes.",
+        "",
+        "In the walkthroughs, `[-…-]` marks bytes deleted or undone, `{+…+}` bytes inserted or",
+        "restored (an empty pair marks the place), `<!…!>` a write behind the log's back, and `⟦…⟧` the",
+        "bytes where the implementation differs from the model. The journal is what the model says the",
+        "log holds after each step.",
+        "",
+        "Chapters: " + ", ".join(f"[{pid}](#{_anchor(pid)})" for pid in PROPERTIES),
+    ]
+    for property_id in PROPERTIES:
+        lines += ["", *chapter(property_id, registry)]
+    return "\n".join(lines) + "\n"
+
+
+def _anchor(property_id: str) -> str:
+    """GitHub's heading anchor for ``## ID — Title``."""
+    heading = f"{property_id} — {PROPERTIES[property_id].title}".lower()
+    kept = "".join(ch for ch in heading if ch.isalnum() or ch in " -_")
+    return kept.replace(" ", "-")

@@ -1,0 +1,81 @@
+"""``rollcert explain``: the walkthrough of a counterexample, on real specimens,
+through the real command (a subprocess), from a target and from a certificate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.explain import (
+    Span,
+    from_certificate_data,
+    render_text,
+    run_interactive,
+    show_marked,
+)
+from rollcert.stateful_tests.targets import resolve_target
+
+
+def rollcert(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", *arguments],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+def test_first_match_scan_shows_the_wrong_restore_position_and_names_r2() -> None:
+    done = rollcert("explain", "specimen:first_match_scan", "--all")
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    assert "Broken:   R2 Offset stability" in out
+    assert "Wrong restore position: the record says offset 7" in out
+    assert "first differs from the model's at offset 6" in out
+    assert "#1 offset 7, removed b'', inserted b'a'" in out  # the live journal record, from the model
+    assert "aabbbbb{+a+}aaaa" in out and "aabbbb⟦a⟧aaaa" in out  # inserted span; corrupted byte
+
+
+def test_a_diff_specimen_names_s1_and_the_conflicting_region() -> None:
+    done = rollcert("explain", "specimen:write_set_only", "--property", "S1", "--all")
+    assert done.returncode == 1, done.stderr
+    assert "Broken:   S1 Read-set staleness rule" in done.stdout
+    assert "Conflicting region [5, 7) of the snapshot B0 (b'gh')" in done.stdout
+
+
+def test_explain_reads_a_json_certificate_and_replays_it(tmp_path: Path) -> None:
+    certificate = tmp_path / "c.json"
+    made = rollcert("certify", "specimen:no_divergence_check", "--only", "R4", "--json", str(certificate))
+    assert made.returncode == 1, made.stderr
+    done = rollcert("explain", str(certificate), "--all")
+    assert done.returncode == 1, done.stderr
+    assert "Broken:   R4 Divergence detection" in done.stdout
+    assert "behind the log's back at depth 1" in done.stdout
+    replay = json.loads(certificate.read_text())["properties"]["R4"]["counterexample"]["replay"]
+    assert f"Replay: {replay}" in done.stdout
+
+
+def test_nothing_to_explain_is_said_plainly() -> None:
+    done = rollcert("explain", "bundled", "--property", "R2", "--all")
+    assert done.returncode == 2
+    assert "R2 is passed: there is no counterexample to explain" in done.stdout
+
+
+def test_interactive_mode_waits_for_enter_between_steps(capsys: object) -> None:
+    walk = from_certificate_data(certify(resolve_target("specimen:first_match_scan"), only=("R2",)))
+    prompts: list[str] = []
+
+    def enter(prompt: str) -> str:
+        prompts.append(prompt)
+        return ""
+
+    run_interactive(walk, enter)
+    assert len(prompts) == len(walk.steps) - 1  # one Enter between consecutive steps
+    shown = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert shown.count("Step ") == len(walk.steps)
+    assert render_text(walk).count("Step ") == len(walk.steps)
+
+
+def test_marks_show_empty_spans_as_places() -> None:
+    assert show_marked(b"abc", [Span(1, 1, "inserted"), Span(2, 3, "corrupt")]) == "'a{++}b⟦c⟧'"

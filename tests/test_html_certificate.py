@@ -1,0 +1,144 @@
+"""The HTML certificate in a real browser: Debian's chromium, headless.
+
+For every specimen, the certificate (certified on the properties its story
+breaks) is rendered; the screenshot must not be blank and the DOM chromium
+builds must hold exactly one drawn row per counterexample step. CI installs
+chromium (``.ci/run``); without it these tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from rollcert.specimens import load_all
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.html_certificate import from_certificate_data, render_html
+
+CHROMIUM = shutil.which("chromium")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
+)
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+)
+
+
+def chromium(page: Path, *action: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *action, page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=120, check=True,
+        )
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Decode an 8-bit RGB/RGBA PNG (what chromium writes) into rows of raw pixels."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    position, idat, width = 8, b"", 0
+    height = channels = 0
+    while position < len(data):
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        kind, body = data[position + 4 : position + 8], data[position + 8 : position + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        position += 12 + length
+    raw, stride, rows = zlib.decompress(idat), width * channels, []
+    previous = bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, corner = previous[i], previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                guess = min((abs(p - left), 0, left), (abs(p - up), 1, up), (abs(p - corner), 2, corner))[2]
+                line[i] = (line[i] + guess) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, rows
+
+
+def distinct_colours(png: bytes) -> int:
+    width, _, rows = png_pixels(png)
+    channels = len(rows[0]) // width
+    return len({row[x : x + 3] for row in rows[::4] for x in range(0, len(row), channels * 4)})
+
+
+SPECIMENS = sorted(load_all())
+
+
+@pytest.mark.slow
+@needs_chromium
+@pytest.mark.parametrize("name", SPECIMENS)
+def test_every_specimen_certificate_renders_one_row_per_step(name: str, tmp_path: Path) -> None:
+    specimen = load_all()[name]
+    assert specimen.target is not None
+    certificate = certify(specimen.target, only=tuple(sorted(specimen.breaks | {"R0"})))
+    expected_steps = {
+        pid: len(r.counterexample.steps) for pid, r in certificate.results.items() if r.counterexample is not None
+    }
+    assert expected_steps, f"{name}: no counterexample to draw"
+    page = tmp_path / "certificate.html"
+    page.write_text(render_html(from_certificate_data(certificate)), encoding="utf-8")
+
+    dom = chromium(page, "--dump-dom").stdout
+    sections = re.findall(r'<section class="violation"[^>]*data-property="(\w+)"[^>]*>(.*?)</section>', dom, re.S)
+    assert {pid for pid, _ in sections} == set(expected_steps)
+    for pid, body in sections:
+        assert len(re.findall(r'<li class="step[ "]', body)) == expected_steps[pid], pid
+        assert len(re.findall(r'<li class="step failing"', body)) == 1, pid
+
+    shot = tmp_path / "shot.png"
+    chromium(page, "--window-size=900,1200", f"--screenshot={shot}")
+    assert distinct_colours(shot.read_bytes()) > 8  # text, strips and colours: not a blank page
+
+
+def test_the_page_is_self_contained() -> None:
+    specimen = load_all()["first_match_scan"]
+    assert specimen.target is not None
+    page = render_html(from_certificate_data(certify(specimen.target, only=("R2",))))
+    assert not re.search(r"(src|href)=\"(?!#)", page)  # nothing fetched; only in-page links
+    assert "http://" not in page and "https://" not in page
+    assert "@media print" in page and "@media (max-width" in page
+    assert 'class="copy"' in page and "rollcert replay specimen:first_match_scan" in page
+
+
+@needs_chromium
+def test_html_command_draws_a_json_certificate(tmp_path: Path) -> None:
+    certificate, page = tmp_path / "c.json", tmp_path / "c.html"
+    made = subprocess.run(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "specimen:write_set_only",
+         "--only", "S1", "--json", str(certificate)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert made.returncode == 1, made.stderr
+    drawn = subprocess.run(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "html", str(certificate), str(page)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert drawn.returncode == 0, drawn.stdout + drawn.stderr
+    dom = chromium(page, "--dump-dom").stdout
+    assert 'data-property="S1" data-steps="3"' in dom
+    assert len(re.findall(r'<li class="step[ "]', dom)) == 3
+    assert "Conflicting region [5, 7)" in dom
