@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -55,9 +56,21 @@ WIRE_CAPABILITIES: Final = frozenset(
 #: the client reports it as a broken harness, never as the SUT's answer.
 PROTOCOL_ERROR_KIND: Final = "ProtocolError"
 
-#: Longest line either side accepts: far above any buffer the suite generates,
-#: low enough that a runaway server cannot exhaust the client's memory.
+#: Longest line either side accepts by default: far above any buffer the suite
+#: generates, low enough that a runaway server cannot exhaust the client's memory.
+#: The client's limit can be changed (``$ROLLCERT_PROTOCOL_MAX_LINE_BYTES``).
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+
+#: Most digits an integer on the wire may have. Every integer of the protocol is
+#: an id, an offset, a length, a depth or a revision: 100 digits is far beyond
+#: any of them, and parsing a number costs time quadratic in its digits (Python
+#: refuses more than 4300 with a ValueError that must not pass for an answer).
+MAX_INTEGER_DIGITS: Final = 100
+
+#: Deepest nesting of arrays and objects in a line. A message is at most three
+#: deep (reply -> hello result -> capability list); a parser that recursed into
+#: 100,000 nested arrays would exhaust the stack instead of saying what is wrong.
+MAX_NESTING_DEPTH: Final = 32
 
 
 class ProtocolError(ValueError):
@@ -162,21 +175,68 @@ def encode_line(message: Mapping[str, object]) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
 
 
-def decode_line(line: bytes) -> dict[str, object]:
-    """Parse one line into a JSON object, or explain why it is not one."""
-    if len(line) > MAX_LINE_BYTES:
-        raise ProtocolError(f"a line of {len(line)} bytes is longer than the {MAX_LINE_BYTES}-byte limit")
+def decode_line(line: bytes, max_line_bytes: int = MAX_LINE_BYTES) -> dict[str, object]:
+    """Parse one line into a JSON object, or explain why it is not one.
+
+    Whatever a hostile peer sends, the only exception is :class:`ProtocolError`:
+    an overlong line, too many digits in a number or too deep a nesting is
+    refused before (or instead of) the parser spending memory or stack on it.
+    """
+    if len(line) > max_line_bytes:
+        raise ProtocolError(f"a line of {len(line)} bytes is longer than the {max_line_bytes}-byte limit")
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ProtocolError(f"the line is not UTF-8 ({error.reason} at byte {error.start}): {line[:80]!r}") from None
+    _check_nesting(text)
     try:
-        message = json.loads(text)
+        message = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except ProtocolError:
+        raise
     except json.JSONDecodeError as error:
         raise ProtocolError(f"the line is not JSON ({error.msg}): {_clip(text.rstrip())!r}") from None
+    except (ValueError, RecursionError, MemoryError) as error:  # any other way the parser can give up
+        raise ProtocolError(f"the line cannot be parsed ({type(error).__name__}: {_clip(str(error))})") from None
     if not isinstance(message, dict):
         raise ProtocolError(f"the line is JSON but not an object: {_clip(text.rstrip())!r}")
     return message
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise ProtocolError(
+            f"the line holds an integer of {len(digits.lstrip('-'))} digits; "
+            f"the protocol allows at most {MAX_INTEGER_DIGITS}: {_clip(digits, 40)}"
+        )
+    return int(digits)
+
+
+def _no_constant(name: str) -> object:
+    raise ProtocolError(f"the line holds {name}, which is not JSON (RFC 8259) and no value of the protocol")
+
+
+_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS: Final = re.compile(r"[\[\]{}]")
+
+
+def _check_nesting(text: str) -> None:
+    """Refuse a line nested deeper than :data:`MAX_NESTING_DEPTH` before parsing it.
+
+    Counting every bracket is a cheap upper bound on the depth, so a line of the
+    protocol (a handful of brackets) costs two ``str.count`` calls; only a line
+    with many brackets is scanned properly, outside its strings, stopping at the
+    first bracket too deep.
+    """
+    if text.count("[") + text.count("{") <= MAX_NESTING_DEPTH:
+        return
+    depth = 0
+    for match in _BRACKETS.finditer(_STRINGS.sub('""', text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_NESTING_DEPTH:
+            raise ProtocolError(
+                f"the line nests arrays or objects deeper than {MAX_NESTING_DEPTH} levels "
+                f"(at character {match.start()}): {_clip(text)!r}"
+            )
 
 
 # -- requests -------------------------------------------------------------------------
@@ -260,8 +320,17 @@ def decode_reply(message: Mapping[str, object], request: Request) -> object:
     :class:`ErrorReply`, or ProtocolError if the reply is not a well-formed
     answer to exactly this request."""
     where = f"reply to request {request.id} ({request.op})"
-    if message.get("id") != request.id or type(message.get("id")) is not int:
-        raise ProtocolError(f"{where} carries id {_describe(message.get('id'))}; expected {request.id}")
+    reply_id = message.get("id")
+    if type(reply_id) is not int or reply_id != request.id:
+        # Requests go one at a time with increasing ids, so a lower id is a late
+        # or repeated reply and a higher one answers a request never sent.
+        if type(reply_id) is int and reply_id < request.id:
+            why = " (a duplicate or late reply to an earlier request: replies out of order)"
+        elif type(reply_id) is int:
+            why = " (a reply to a request not sent yet)"
+        else:
+            why = ""
+        raise ProtocolError(f"{where} carries id {_describe(reply_id)}; expected {request.id}{why}")
     ok = message.get("ok")
     if ok is True:
         if "result" not in message:

@@ -51,6 +51,10 @@ def resolve_target(text: str) -> Target:
             f"cannot import module {module_name!r} ({error}); is it installed in this environment, "
             "or on PYTHONPATH?"
         ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # SyntaxError, sys.exit(), a native panic: the target's fault
+        raise TargetError(f"importing module {module_name!r} raised {_name_of(error)}") from None
     try:
         found: object = getattr(module, attribute)
     except AttributeError:
@@ -60,8 +64,10 @@ def resolve_target(text: str) -> Target:
             found = found()
         except TargetError:
             raise
-        except Exception as error:  # reported as a target error
-            raise TargetError(f"calling {text} to build the target raised {type(error).__name__}: {error}") from None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # any failure to build, SystemExit and native panics included
+            raise TargetError(f"calling {text} to build the target raised {_name_of(error)}") from None
     if not isinstance(found, Target):
         raise TargetError(
             f"{text} is a {type(found).__name__}, not a rollcert.stateful_tests.adapter.Target "
@@ -72,7 +78,7 @@ def resolve_target(text: str) -> Target:
 
 def _subprocess_target(command: str) -> Target:
     """The Target served by ``command``, split as a POSIX shell would split it."""
-    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
+    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted, subprocess_target
 
     try:
         argv = shlex.split(command)
@@ -82,8 +88,16 @@ def _subprocess_target(command: str) -> Target:
         raise TargetError("'subprocess:' needs the server's command line, e.g. 'subprocess:./my_server --flag'")
     try:
         return subprocess_target(argv)
-    except ValueError as error:  # a bad $ROLLCERT_PROTOCOL_TIMEOUT
+    except (ValueError, ServerNotStarted) as error:  # a bad $ROLLCERT_PROTOCOL_*, or a command that cannot run
         raise TargetError(str(error)) from None
+
+
+def _name_of(error: BaseException) -> str:
+    """One line naming an exception: its type and its first line of message."""
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, SystemExit):
+        return f"SystemExit (exit status {error.code!r})"
+    return f"{type(error).__name__}: {first_line[:200]}" if first_line else type(error).__name__
 
 
 def _third_party_location(text: str) -> str:

@@ -82,7 +82,7 @@ def test_cli_certify_and_smoke_over_the_protocol(capsys: pytest.CaptureFixture[s
     assert "R1        passed" in capsys.readouterr().out
     assert main(["smoke", REFERENCE_TEXT]) == 0
     report = capsys.readouterr().out
-    assert "10 ok, 0 failed, 0 skipped" in report and "FAIL" not in report
+    assert "10 ok, 0 failed, 0 errors, 3 skipped" in report and "FAIL" not in report  # no diffs, no durability
 
 
 def test_one_server_hosts_many_buffers_and_their_checkpoints() -> None:
@@ -188,10 +188,10 @@ def test_error_kinds_map_to_the_documented_exceptions() -> None:
 
 
 def test_smoke_reports_a_broken_handshake_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["smoke", f"subprocess:{sys.executable} {FAKES / 'wrong_version.py'}"]) == 1
+    assert main(["smoke", f"subprocess:{sys.executable} {FAKES / 'wrong_version.py'}"]) == 2  # error, not violated
     lines = capsys.readouterr().out.splitlines()
-    assert sum(line.startswith("FAIL") for line in lines) == 1
-    assert "rollcert-protocol/99" in next(line for line in lines if line.startswith("FAIL"))
+    assert sum(line.startswith("ERROR") for line in lines) == 1 and not any(line.startswith("FAIL") for line in lines)
+    assert "rollcert-protocol/99" in next(line for line in lines if line.startswith("ERROR"))
 
 
 @pytest.mark.parametrize("target", ["subprocess:", "subprocess:'unterminated", "subprocess:no-such-server-xyz"])

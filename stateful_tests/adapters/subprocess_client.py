@@ -22,15 +22,18 @@ not decide the next property's verdict.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import queue
+import select
 import shlex
+import signal
 import subprocess
+import sys
 import threading
+import time
 import weakref
-from collections import deque
-from collections.abc import Sequence
-from typing import IO, Final, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Final, NoReturn
 
 from rollcert.model.errors import ERROR_KINDS
 from rollcert.stateful_tests.adapter import (
@@ -56,9 +59,21 @@ from rollcert.stateful_tests.protocol import (
 DEFAULT_TIMEOUT_SECONDS: Final = 10.0
 #: Overrides the per-request timeout for targets built from the command line.
 TIMEOUT_ENVIRONMENT_VARIABLE: Final = "ROLLCERT_PROTOCOL_TIMEOUT"
+#: Overrides the longest reply line accepted (default ``protocol.MAX_LINE_BYTES``, 16 MiB).
+MAX_LINE_ENVIRONMENT_VARIABLE: Final = "ROLLCERT_PROTOCOL_MAX_LINE_BYTES"
 #: How long a server gets to exit after its input is closed before it is killed.
 SHUTDOWN_GRACE_SECONDS: Final = 2.0
-STDERR_LINES_KEPT: Final = 12
+#: How much of the server's stderr is kept (its end), to quote when it breaks.
+STDERR_TAIL_BYTES: Final = 64 * 1024
+#: How many of the kept stderr lines the error message quotes, and how much of each.
+STDERR_LINES_QUOTED: Final = 12
+STDERR_LINE_CHARACTERS: Final = 300
+#: Pipes are read this much at a time: memory grows by chunks, never by a whole line.
+READ_CHUNK_BYTES: Final = 64 * 1024
+#: A reply slower than this gets a line on stderr saying what rollcert waits for,
+#: repeated every PROGRESS_EVERY_SECONDS, so a slow server never looks like a hung rollcert.
+PROGRESS_AFTER_SECONDS: Final = 2.0
+PROGRESS_EVERY_SECONDS: Final = 10.0
 
 
 class HandshakeError(HarnessError):
@@ -66,7 +81,11 @@ class HandshakeError(HarnessError):
 
 
 class ServerNotStarted(HandshakeError):
-    """The server command could not be run at all (not found, not executable)."""
+    """The server command could not be run at all (not found, not executable).
+
+    ``rollcert.stateful_tests.targets`` turns it into a ``TargetError`` (exit 3):
+    a mistyped command is a usage error, not a verdict.
+    """
 
 
 class ServerReportedError(Exception):
@@ -88,60 +107,149 @@ def exception_for_kind(kind: str, message: str) -> Exception:
     return _UNDOCUMENTED_KINDS[kind](message)
 
 
+def check_timeout(seconds: object, source: str = "the timeout") -> float:
+    """``seconds`` if it is a finite positive number, else a ValueError naming ``source``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ValueError(f"{source} must be a number of seconds, got {seconds!r}")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{source} must be a finite positive number of seconds, got {seconds!r}")
+    return float(seconds)
+
+
+def check_max_line_bytes(value: object, source: str = "the maximum line length") -> int:
+    """``value`` if it is a positive whole number of bytes, else a ValueError naming ``source``."""
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{source} must be a positive whole number of bytes, got {value!r}")
+    return value
+
+
 def default_timeout() -> float:
-    """The per-request timeout: ``$ROLLCERT_PROTOCOL_TIMEOUT`` seconds, else 10."""
+    """The per-request timeout: ``$ROLLCERT_PROTOCOL_TIMEOUT`` seconds, else 10.
+
+    Not a number, nan, inf, zero or negative is refused (a ValueError the CLI
+    reports as a usage error): an infinite timeout would let a hung server hang
+    rollcert, and nan would make every comparison with the clock false.
+    """
     text = os.environ.get(TIMEOUT_ENVIRONMENT_VARIABLE)
     if text is None:
         return DEFAULT_TIMEOUT_SECONDS
+    source = f"${TIMEOUT_ENVIRONMENT_VARIABLE}"
     try:
         seconds = float(text)
     except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise ValueError(f"${TIMEOUT_ENVIRONMENT_VARIABLE} must be a positive number of seconds, got {text!r}")
-    return seconds
+        raise ValueError(f"{source} must be a finite positive number of seconds, got {text!r}") from None
+    return check_timeout(seconds, source)
+
+
+def default_max_line_bytes() -> int:
+    """The longest reply line accepted: ``$ROLLCERT_PROTOCOL_MAX_LINE_BYTES``, else 16 MiB."""
+    text = os.environ.get(MAX_LINE_ENVIRONMENT_VARIABLE)
+    if text is None:
+        return MAX_LINE_BYTES
+    source = f"${MAX_LINE_ENVIRONMENT_VARIABLE}"
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ValueError(f"{source} must be a positive whole number of bytes, got {text!r}") from None
+    return check_max_line_bytes(value, source)
+
+
+def _report_progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 # -- one running server ------------------------------------------------------------
 
 
-_END_OF_OUTPUT: Final = b""
+class StderrTail:
+    """The last ``limit`` bytes a server wrote on stderr, drained by a thread.
+
+    The pipe must be drained (a full stderr pipe blocks the server), but a
+    server may write gigabytes, with or without newlines: only the tail is kept,
+    read in chunks, so memory stays within ``limit`` plus one chunk.
+    """
+
+    def __init__(self, fd: int, limit: int = STDERR_TAIL_BYTES) -> None:
+        self._fd = fd
+        self._limit = limit
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="rollcert-server-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._fd, READ_CHUNK_BYTES):
+                with self._lock:
+                    self._data += chunk
+                    if len(self._data) > self._limit:
+                        del self._data[: len(self._data) - self._limit]
+        except OSError:  # the pipe was closed under us at shutdown
+            pass
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def quoted(self) -> str:
+        """The last few non-empty lines, each clipped to its end, joined by `` | ``."""
+        with self._lock:
+            text = self._data.decode("utf-8", "replace")
+        lines = [line.strip() for line in text.splitlines() if line.strip()][-STDERR_LINES_QUOTED:]
+        return " | ".join(line if len(line) <= STDERR_LINE_CHARACTERS else "…" + line[-STDERR_LINE_CHARACTERS:]
+                          for line in lines)
 
 
 class ServerConnection:
     """One server process, its pipes, and the request/reply exchange with it.
 
-    Replies are read by a thread into a queue so that waiting for one can time
-    out; stderr is drained by another thread (a full stderr pipe would block
-    the server) into the last few lines, for the report when the server dies.
+    Every bound a hostile server could push against is explicit here:
+
+    - a reply line is read from the pipe in chunks of ``READ_CHUNK_BYTES`` and
+      refused once it passes ``max_line_bytes`` without a newline; nothing is
+      read while no reply is awaited, so endless output fills the pipe, not rollcert;
+    - stderr is drained by a thread into a :class:`StderrTail`;
+    - each request (sending it and receiving its reply) has ``timeout`` seconds;
+      a reply slower than ``PROGRESS_AFTER_SECONDS`` is reported through ``progress``;
+    - the reply line is parsed with bounds on digits and nesting (``protocol.decode_line``);
+    - the server runs in its own process group (a new session), and the whole
+      group is killed when the connection is closed, broken, dropped or when
+      rollcert exits, so a child it forked does not outlive rollcert.
     """
 
-    def __init__(self, argv: Sequence[str], timeout: float) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        timeout: float,
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        progress: Callable[[str], None] = _report_progress,
+    ) -> None:
         self.argv = list(argv)
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
+        self.max_line_bytes = check_max_line_bytes(max_line_bytes)
         self.broken: str | None = None
+        self._progress = progress
         self._next_id = 0
         self._lock = threading.Lock()
-        self._replies: queue.Queue[bytes] = queue.Queue()
-        self._stderr_tail: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+        self._pending = bytearray()  # bytes read from stdout, not yet part of a reply
         try:
             self.process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,  # its own process group, killed whole on close
             )
-        except OSError as error:
+        except (OSError, ValueError) as error:
             raise ServerNotStarted(f"cannot start the server {shlex.join(self.argv)}: {error}") from None
         assert self.process.stdin and self.process.stdout and self.process.stderr
-        self._stdin: IO[bytes] = self.process.stdin
-        self._stdout_reader = threading.Thread(
-            target=_pump_lines, args=(self.process.stdout, self._replies), daemon=True
-        )
-        self._stderr_reader = threading.Thread(
-            target=_keep_tail, args=(self.process.stderr, self._stderr_tail), daemon=True
-        )
-        self._stdout_reader.start()
-        self._stderr_reader.start()
-        # Stops the process when the connection is dropped or the interpreter exits.
-        self._finalizer = weakref.finalize(self, _stop_process, self.process)
+        self._stdin_fd = self.process.stdin.fileno()
+        self._stdout_fd = self.process.stdout.fileno()
+        os.set_blocking(self._stdin_fd, False)  # a server that does not read must not block the write
+        self._stderr_tail = StderrTail(self.process.stderr.fileno())
+        # Stops the process group when the connection is dropped or the interpreter exits.
+        self._finalizer = weakref.finalize(self, _stop_process_group, self.process)
         self.hello = self._handshake()
 
     def _handshake(self) -> Hello:
@@ -166,26 +274,74 @@ class ServerConnection:
                 raise HarnessError(f"the server is stopped: {self.broken}")
             self._next_id += 1
             request = Request(self._next_id, op, arguments)
+            what = f"request {request.id} ({op})"
             try:
-                self._stdin.write(request.encode())
-                self._stdin.flush()
+                line = request.encode()
+            except ValueError as error:  # e.g. an integer too long for json to write
+                raise HarnessError(f"cannot encode {what}: {error}") from None
+            deadline = time.monotonic() + self.timeout
+            self._send(line, what, deadline)
+            reply_line = self._receive_line(what, deadline)
+            try:
+                return decode_reply(decode_line(reply_line, self.max_line_bytes), request)
+            except ProtocolError as error:
+                self._fail(f"protocol violation: {error}", grace=0.0)
+
+    def _send(self, data: bytes, what: str, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._fail(f"could not send {what} within the {self.timeout:g} s timeout (it does not read its input)",
+                           grace=0.0)
+            try:
+                _, writable, _ = select.select([], [self._stdin_fd], [], remaining)
+                if writable:
+                    view = view[os.write(self._stdin_fd, view):]
+            except BlockingIOError:
+                continue
             except OSError:
-                self._fail(f"could not send request {request.id} ({op}): the server closed its input")
-            try:
-                line = self._replies.get(timeout=self.timeout)
-            except queue.Empty:
+                self._fail(f"could not send {what}: the server closed its input")
+
+    def _receive_line(self, what: str, deadline: float) -> bytes:
+        """The next line of stdout, read in bounded chunks, within ``deadline``."""
+        started = time.monotonic()
+        next_progress = started + PROGRESS_AFTER_SECONDS
+        scanned = 0  # bytes of _pending already known to hold no newline
+        while True:
+            newline = self._pending.find(b"\n", scanned)
+            if newline >= 0:
+                line = bytes(self._pending[: newline + 1])
+                del self._pending[: newline + 1]
+                return line
+            scanned = len(self._pending)
+            if scanned > self.max_line_bytes:
+                self._pending.clear()
                 self._fail(
-                    f"no reply to request {request.id} ({op}) within the {self.timeout:g} s timeout (hung?)",
-                    grace=0.0,  # it is not answering; do not wait for it to notice its input closing
+                    f"protocol violation: the reply to {what} is longer than the {self.max_line_bytes}-byte "
+                    f"line limit (${MAX_LINE_ENVIRONMENT_VARIABLE}); no newline in its first {scanned} bytes",
+                    grace=0.0,
                 )
-            if line == _END_OF_OUTPUT:
+            now = time.monotonic()
+            if now >= deadline:
+                self._fail(f"no reply to {what} within the {self.timeout:g} s timeout (hung?)", grace=0.0)
+            if now >= next_progress:
+                self._progress(
+                    f"rollcert: still waiting for the server's reply to {what} after {now - started:.0f} s "
+                    f"(timeout {self.timeout:g} s, ${TIMEOUT_ENVIRONMENT_VARIABLE}): {shlex.join(self.argv)}"
+                )
+                next_progress = now + PROGRESS_EVERY_SECONDS
+            try:
+                readable, _, _ = select.select([self._stdout_fd], [], [], min(deadline, next_progress) - now)
+                chunk = os.read(self._stdout_fd, READ_CHUNK_BYTES) if readable else None
+            except OSError as error:
+                self._fail(f"could not read the reply to {what}: {error}")
+            if chunk == b"":
                 with contextlib.suppress(subprocess.TimeoutExpired):  # let it finish dying, for its status
                     self.process.wait(timeout=SHUTDOWN_GRACE_SECONDS)
-                self._fail(f"the server closed its output before replying to request {request.id} ({op})")
-            try:
-                return decode_reply(decode_line(line), request)
-            except ProtocolError as error:
-                self._fail(f"protocol violation: {error}")
+                self._fail(f"the server closed its output before replying to {what}")
+            if chunk:
+                self._pending += chunk
 
     def _fail(self, what: str, grace: float = SHUTDOWN_GRACE_SECONDS) -> NoReturn:
         """Stop the server and raise the one HarnessError that says what happened."""
@@ -195,61 +351,60 @@ class ServerConnection:
 
     def _break_quietly(self, what: str, grace: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop the server and record why, with how it ended and its last stderr lines."""
-        had_exited = self.process.poll() is not None
-        exit_status = _stop_process(self.process, grace)
-        self._stderr_reader.join(timeout=1.0)
+        had_exited = _has_exited(self.process)
+        exit_status = _stop_process_group(self.process, grace)
+        self._pending.clear()
+        self._stderr_tail.join(timeout=1.0)
         details = [what]
-        if exit_status is not None and exit_status < 0:
+        if exit_status is not None and exit_status < 0 and not had_exited:
+            details.append("it was killed by rollcert")
+        elif exit_status is not None and exit_status < 0:
             details.append(f"it was killed (signal {-exit_status})")
         elif had_exited:
             details.append(f"it had exited with status {exit_status}")
         else:
             details.append(f"it exited with status {exit_status} when rollcert closed its input")
-        if self._stderr_tail:
-            details.append("its last stderr lines: " + " | ".join(self._stderr_tail))
+        quoted = self._stderr_tail.quoted()
+        if quoted:
+            details.append("its last stderr lines: " + quoted)
         self.broken = "; ".join(details)
 
     def close(self) -> None:
-        """Close the server's input and let it exit (killing it if it will not)."""
+        """Close the server's input and let it exit (killing its group if it will not)."""
         if self.broken is None:
             self.broken = "the connection was closed"
+        self._pending.clear()
         self._finalizer()
 
 
-def _pump_lines(stream: IO[bytes], replies: queue.Queue[bytes]) -> None:
+def _has_exited(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the server has exited, *without* reaping it: while it is an
+    unreaped zombie its process-group id cannot be reused, so killing the
+    group afterwards cannot hit a stranger."""
+    if process.returncode is not None:
+        return True
     try:
-        while True:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                break
-            replies.put(line)
-    except (OSError, ValueError):  # the pipe was closed under us at shutdown
-        pass
-    replies.put(_END_OF_OUTPUT)
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped elsewhere
+        return True
 
 
-def _keep_tail(stream: IO[bytes], tail: deque[str]) -> None:
-    try:
-        for line in stream:
-            text = line.decode("utf-8", "replace").rstrip()
-            if text:
-                tail.append(text[:300])
-    except (OSError, ValueError):
-        pass
-
-
-def _stop_process(process: subprocess.Popen[bytes], grace: float = SHUTDOWN_GRACE_SECONDS) -> int | None:
-    """Close the server's input, wait ``grace`` seconds, then kill it; its exit status."""
-    try:
+def _stop_process_group(process: subprocess.Popen[bytes], grace: float = SHUTDOWN_GRACE_SECONDS) -> int | None:
+    """Close the server's input, give it ``grace`` seconds to exit, then kill its
+    whole process group (what it forked included) and reap it; its exit status."""
+    with contextlib.suppress(OSError):  # a dead server's pipe may refuse the final flush
         if process.stdin:
             process.stdin.close()
-    except OSError:  # a dead server's pipe may refuse the final flush
-        pass
-    try:
-        process.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    give_up = time.monotonic() + grace
+    while not _has_exited(process) and time.monotonic() < give_up:
+        time.sleep(0.01)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # pgid == pid: start_new_session made it the leader
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=SHUTDOWN_GRACE_SECONDS)
+    with contextlib.suppress(OSError):
+        if process.stdout:
+            process.stdout.close()
     return process.returncode
 
 
@@ -346,21 +501,23 @@ def _integer_result(value: object) -> int:
 class SubprocessServer:
     """The server behind one Target: one process at a time, restarted after a break."""
 
-    def __init__(self, argv: Sequence[str], timeout: float) -> None:
+    def __init__(self, argv: Sequence[str], timeout: float, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if not argv:
             raise ValueError("the server command is empty")
-        if not timeout > 0:
-            raise ValueError(f"the timeout must be a positive number of seconds, got {timeout!r}")
         self.argv = list(argv)
-        self.timeout = timeout
-        self.connection = ServerConnection(self.argv, timeout)
+        self.timeout = check_timeout(timeout)
+        self.max_line_bytes = check_max_line_bytes(max_line_bytes)
+        self.connection = self._connect()
         self.hello = self.connection.hello
+
+    def _connect(self) -> ServerConnection:
+        return ServerConnection(self.argv, self.timeout, max_line_bytes=self.max_line_bytes)
 
     def new_buffer(self, config: BufferConfig) -> SystemUnderTest:
         if config.durable:
             raise HarnessError(f"{PROTOCOL_VERSION} cannot carry durable buffers (capability durability)")
         if self.connection.broken is not None:
-            self.connection = ServerConnection(self.argv, self.timeout)
+            self.connection = self._connect()
             if self.connection.hello != self.hello:
                 raise HarnessError(
                     f"the restarted server introduced itself differently: {self.connection.hello} "
@@ -377,24 +534,31 @@ class SubprocessServer:
         self.connection.close()
 
 
-def subprocess_target(command: str | Sequence[str], *, timeout: float | None = None) -> Target:
+def subprocess_target(
+    command: str | Sequence[str], *, timeout: float | None = None, max_line_bytes: int | None = None
+) -> Target:
     """A Target served by ``command`` (a shell-style string or an argv list).
+
+    ``timeout`` (seconds per request) and ``max_line_bytes`` (longest reply
+    line) default to ``$ROLLCERT_PROTOCOL_TIMEOUT`` and
+    ``$ROLLCERT_PROTOCOL_MAX_LINE_BYTES``, else 10 s and 16 MiB; a bad value
+    raises ValueError.
 
     The server is started and greeted now, because its hello says what the
     Target is. If that fails, the Target still exists: every property the
     protocol can carry is judged ``error`` with the handshake's failure as the
     reason — the server broke the protocol, which is a verdict, not a usage error.
-    A command that cannot be run at all raises ``TargetError``.
+    A command that cannot be run at all raises :class:`ServerNotStarted`
+    (``rollcert.stateful_tests.targets`` reports it as a target error).
     """
     argv = shlex.split(command) if isinstance(command, str) else list(command)
-    seconds = default_timeout() if timeout is None else timeout
+    seconds = check_timeout(default_timeout() if timeout is None else timeout)
+    line_limit = check_max_line_bytes(default_max_line_bytes() if max_line_bytes is None else max_line_bytes)
     label = f"subprocess:{shlex.join(argv)}"
     try:
-        server = SubprocessServer(argv, seconds)
-    except ServerNotStarted as error:  # a mistyped command is a usage error, not a verdict
-        from rollcert.stateful_tests.targets import TargetError  # late: targets imports this module lazily
-
-        raise TargetError(str(error)) from None
+        server = SubprocessServer(argv, seconds, max_line_bytes=line_limit)
+    except ServerNotStarted:  # a mistyped command is a usage error, not a verdict
+        raise
     except HandshakeError as error:
         failure = str(error)
 
@@ -423,18 +587,25 @@ def subprocess_target(command: str | Sequence[str], *, timeout: float | None = N
             "command": shlex.join(argv),
             "protocol": PROTOCOL_VERSION,
             "timeout": f"{seconds:g} s",
+            "max_line_bytes": str(line_limit),
         },
     )
 
 
 __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
+    "MAX_LINE_ENVIRONMENT_VARIABLE",
     "TIMEOUT_ENVIRONMENT_VARIABLE",
     "HandshakeError",
     "RemoteBuffer",
     "ServerConnection",
     "ServerNotStarted",
     "ServerReportedError",
+    "StderrTail",
     "SubprocessServer",
+    "check_max_line_bytes",
+    "check_timeout",
+    "default_max_line_bytes",
+    "default_timeout",
     "subprocess_target",
 ]

@@ -1,0 +1,18 @@
+"""Answers each rollback twice; the second copy arrives as the reply to the next
+request (a duplicate id: replies out of order)."""
+
+import sys
+
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+
+
+class OutOfOrderServer(JournaledBufferServer):
+    def reply(self, request: Request) -> bytes:
+        answer = super().reply(request)
+        if request.op == "rollback":
+            return answer + answer
+        return answer
+
+
+sys.exit(main(OutOfOrderServer()))
