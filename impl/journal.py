@@ -7,8 +7,10 @@ append can never leave the buffer ahead of its log.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import NamedTuple, Protocol
 
 from rollcert.model.errors import JournalError
@@ -77,35 +79,122 @@ class Journal(Protocol):
     def __getitem__(self, index: int) -> InverseRecord: ...
 
 
-class InMemoryJournal:
-    """The default journal: a deque, so eviction of the oldest record is O(1)."""
+#: Records per packed batch of :class:`InMemoryJournal`. The newest records (up to
+#: twice this many) stay unpacked, so undo right after a splice never unpacks.
+PACK_BATCH = 256
 
-    __slots__ = ("_records",)
+
+class _PackedBatch:
+    """``PACK_BATCH`` consecutive records, packed: three 8-byte integers per record
+    (offset, inserted length, serial) in one ``array``, the removed bytes of all of
+    them in one ``bytes``, and where each record's removed bytes end. About 32
+    bytes per record besides the removed bytes themselves, where a tuple record
+    holds ≈ 180 (the tuple, two int objects, a ``bytes`` header, a deque slot)."""
+
+    __slots__ = ("ends", "fields", "removed")
+
+    def __init__(self, records: list[InverseRecord]) -> None:
+        self.fields = array(
+            "q", [value for offset, _, inserted, serial in records for value in (offset, inserted, serial)]
+        )
+        self.ends = array("q", accumulate([len(record[1]) for record in records]))
+        self.removed = b"".join([record[1] for record in records])
+
+    def record(self, index: int) -> InverseRecord:
+        fields, ends = self.fields, self.ends
+        start = ends[index - 1] if index else 0
+        base = 3 * index
+        return tuple.__new__(
+            InverseRecord,
+            (fields[base], self.removed[start : ends[index]], fields[base + 1], fields[base + 2]),
+        )
+
+    def unpack(self, first: int) -> list[InverseRecord]:
+        return [self.record(index) for index in range(first, len(self.ends))]
+
+
+class InMemoryJournal:
+    """The default journal, compact: records older than the newest ``2 * PACK_BATCH``
+    are packed in batches (:class:`_PackedBatch`), so a million small splices
+    hold ≈ 32 bytes of bookkeeping each instead of ≈ 180 (measured with
+    tracemalloc by ``benchmarks.run``). The newest records stay tuples in a list,
+    so a splice and its undo touch only that list. Packing happens once per
+    ``PACK_BATCH`` appends and unpacking once per ``PACK_BATCH`` pops (the
+    hysteresis of keeping up to twice a batch unpacked means a splice/undo
+    pair at the boundary never packs and unpacks the same batch over and over).
+    Eviction of the oldest record is O(1)."""
+
+    __slots__ = ("_packed", "_packed_count", "_recent", "_skip")
 
     def __init__(self) -> None:
-        self._records: deque[InverseRecord] = deque()
+        #: The newest records, oldest first; never more than ``2 * PACK_BATCH``.
+        self._recent: list[InverseRecord] = []
+        #: Older records, oldest batch first; the first ``_skip`` records of the
+        #: oldest batch have been evicted.
+        self._packed: deque[_PackedBatch] = deque()
+        self._packed_count = 0
+        self._skip = 0
 
     def append(self, record: InverseRecord, inserted: bytes) -> None:
-        self._records.append(record)
+        recent = self._recent
+        recent.append(record)
+        if len(recent) >= 2 * PACK_BATCH:
+            self._packed.append(_PackedBatch(recent[:PACK_BATCH]))
+            self._packed_count += PACK_BATCH
+            del recent[:PACK_BATCH]
 
     def commit_rollback(self, steps: int) -> None:
         return None  # nothing to make durable
 
     def pop(self) -> InverseRecord:
-        return self._records.pop()
+        recent = self._recent
+        if not recent:
+            if not self._packed_count:
+                raise IndexError("pop from an empty journal")
+            batch = self._packed.pop()
+            first = self._skip if not self._packed else 0
+            recent.extend(batch.unpack(first))
+            self._packed_count -= len(batch.ends) - first
+            if not self._packed:
+                self._skip = 0
+        return recent.pop()
 
     def evict_oldest(self) -> InverseRecord:
-        return self._records.popleft()
+        if not self._packed_count:
+            if not self._recent:
+                raise IndexError("evict from an empty journal")
+            return self._recent.pop(0)
+        oldest = self._packed[0]
+        record = oldest.record(self._skip)
+        self._skip += 1
+        self._packed_count -= 1
+        if self._skip == len(oldest.ends):
+            self._packed.popleft()
+            self._skip = 0
+        return record
 
     def rewrite(self, base: bytes, meta: BaseMeta, keep: int) -> None:
-        for _ in range(len(self._records) - keep):
-            self._records.popleft()
+        if keep == 0:
+            self._recent.clear()
+            self._packed.clear()
+            self._packed_count = self._skip = 0
+            return
+        for _ in range(len(self) - keep):
+            self.evict_oldest()
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._packed_count + len(self._recent)
 
     def __getitem__(self, index: int) -> InverseRecord:
-        return self._records[index]
+        length = self._packed_count + len(self._recent)
+        if index < 0:
+            index += length
+        if not 0 <= index < length:
+            raise IndexError("journal index out of range")
+        if index >= self._packed_count:
+            return self._recent[index - self._packed_count]
+        position = index + self._skip
+        return self._packed[position // PACK_BATCH].record(position % PACK_BATCH)
 
 
 class FaultInjectingJournal:

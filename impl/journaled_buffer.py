@@ -190,6 +190,24 @@ class JournaledBuffer:
         if steps < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
         with self._lock:
+            storage, depth = self._storage, self._depth
+            if (
+                steps == 1
+                and depth
+                and storage.version == self._expected_version
+                and self._barrier_position - self._base_position != depth
+            ):
+                # The common case without _rollback_locked's generality: one step, no
+                # out-of-log write since our last write (the versions match) and no
+                # barrier at this depth. The same commit-then-undo order (R5).
+                journal = self._journal
+                journal.commit_rollback(1)
+                offset, removed, inserted_length, _serial = journal.pop()
+                storage.replace(offset, inserted_length, removed)
+                self._depth = depth - 1
+                self._revision += 1
+                self._expected_version = storage.version
+                return
             self._rollback_locked(steps)
 
     def checkpoint(self) -> Checkpoint:

@@ -9,11 +9,15 @@ otherwise show up only at some later, unrelated offset.
 
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rollcert.impl import ChunkedText
+from rollcert.impl import journal as journal_module
+from rollcert.impl.journal import BaseMeta, InMemoryJournal, InverseRecord
 
 # (kind, position, length, insert): position and length are scaled to the current
 # buffer. "hinted" reads the removed bytes first and then writes the same offset,
@@ -122,3 +126,69 @@ def test_versions_and_defaults() -> None:
     assert text.version == 2 and len(text) == 99_999
     with pytest.raises(ValueError):
         ChunkedText(b"", chunk_size=0)
+
+
+# -- the packed in-memory journal ------------------------------------------------------
+
+journal_operations = st.lists(
+    st.tuples(st.sampled_from(["append", "append", "pop", "evict", "rewrite", "index"]), st.integers(0, 50), st.binary(max_size=5)),
+    max_size=120,
+)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3])
+@given(journal_operations)
+def test_packed_journal_is_a_deque_of_records(batch: int, ops) -> None:
+    """With batches of 1-3 records, every operation packs, unpacks or evicts from a
+    partly evicted batch; the journal must behave exactly as a deque of records."""
+    saved = journal_module.PACK_BATCH
+    journal_module.PACK_BATCH = batch  # not monkeypatch: a function-scoped fixture under @given
+    try:
+        _replay_against_a_deque(InMemoryJournal(), ops)
+    finally:
+        journal_module.PACK_BATCH = saved
+
+
+def _replay_against_a_deque(journal: InMemoryJournal, ops: list[tuple[str, int, bytes]]) -> None:
+    reference: deque[InverseRecord] = deque()
+    serial = 0
+    for kind, number, removed in ops:
+        if kind == "append":
+            serial += 1
+            record = InverseRecord(number * 1000, removed, number % 7, serial)
+            journal.append(record, b"")
+            reference.append(record)
+        elif kind == "pop" and reference:
+            assert journal.pop() == reference.pop()
+        elif kind == "evict" and reference:
+            assert journal.evict_oldest() == reference.popleft()
+        elif kind == "rewrite":
+            keep = number % (len(reference) + 1)
+            journal.rewrite(b"", BaseMeta(0, 0, 0, 0), keep)
+            for _ in range(len(reference) - keep):
+                reference.popleft()
+        elif kind == "index" and reference:
+            index = number % len(reference)
+            assert journal[index] == reference[index]
+            assert journal[-1 - index] == reference[-1 - index]
+        assert len(journal) == len(reference)
+    assert [journal[i] for i in range(len(journal))] == list(reference)
+    with pytest.raises(IndexError):
+        journal[len(reference)]
+
+
+def test_popping_into_a_partly_evicted_batch_skips_the_evicted_records() -> None:
+    saved = journal_module.PACK_BATCH
+    journal_module.PACK_BATCH = 2
+    try:
+        journal = InMemoryJournal()
+        records = [InverseRecord(n, bytes([n]) * n, n, n) for n in range(1, 5)]
+        for record in records:
+            journal.append(record, b"")  # the fourth append packs records 1 and 2
+        assert journal.evict_oldest() == records[0]
+        assert [journal.pop() for _ in range(3)] == records[:0:-1]
+        assert len(journal) == 0
+        with pytest.raises(IndexError):
+            journal.pop()
+    finally:
+        journal_module.PACK_BATCH = saved
