@@ -318,6 +318,12 @@ class SimulatedDisk:
             raise ValueError(f"can only fail 'append' or 'sync', not {call!r}")
         self._failure = (call, error_number, written)
 
+    def cancel_failure(self) -> bool:
+        """Withdraw a failure armed by :meth:`fail_next` that no call has taken;
+        True if there was one."""
+        pending, self._failure = self._failure is not None, None
+        return pending
+
     def crash(self) -> None:
         """Lose power now: every unsynced byte and directory change is lost."""
         self._power_off(None, 0, directory_survives=False)

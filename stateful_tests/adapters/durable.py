@@ -7,8 +7,16 @@ does — thousands of times a second, deterministically. The same journal code
 runs on real files in ``tests/test_file_journal.py`` and the SIGKILL test.
 
 The R5 specimens reuse this adapter with one broken part swapped in: a
-``JournalReader`` subclass (how recovery reads the file) or a ``FileJournal``
-subclass (how records are committed).
+``JournalReader`` subclass (how recovery reads the file), a ``FileJournal``
+subclass (how records are committed) or a storage without the writer lock.
+
+Corruption comes in kinds (:data:`CORRUPTIONS`): a flipped bit, and whole
+records out of place — duplicated, dropped, swapped, copied in from another
+journal — or a second writer appending to a journal in use. The judge asks for
+"a corruption" without saying which (``corrupt_committed_record()``), so the
+adapter takes the kinds in a fixed order, the n-th corruption of a buffer's
+life being ``CORRUPTIONS[n % len(CORRUPTIONS)]``: a trace replays the same
+corruptions, and the kinds most likely to expose a bug come first.
 """
 
 from __future__ import annotations
@@ -22,14 +30,62 @@ from rollcert.impl.file_journal import (
     DEFAULT_NAME,
     FRAME,
     HEADER,
+    Durability,
     FileJournal,
     JournalReader,
+    frame_spans,
     open_durable_buffer,
 )
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
-from rollcert.stateful_tests.adapter import BufferConfig, Capability
+from rollcert.model.errors import JournalError
+from rollcert.stateful_tests import SUITE_VERSION
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
 from rollcert.stateful_tests.adapters.bundled import BundledAdapter
+
+#: The kinds of corruption, in the order an adapter's run takes them.
+CORRUPTIONS = ("transplant", "bit_flip", "second_writer", "duplicate", "swap", "drop")
+
+#: A journal of another buffer, records to copy from (built once, deterministically).
+_FOREIGN_EDITS = ((0, 0, b"foreign "), (0, 0, b"records "), (0, 0, b"elsewhere"))
+
+
+def record_level_corruption(journal: bytes, kind: str, index: int, foreign: bytes) -> bytes | None:
+    """``journal`` with its ``index``-th frame (0 = the base) moved out of place:
+    ``duplicate`` (a copy right after it), ``drop`` (cut out), ``swap`` (with the
+    next one), ``transplant`` (replaced by the frame at the same index of the
+    ``foreign`` journal: same sequence number, another salt). ``None`` if the
+    journal has no such frame (or no next one, for a swap)."""
+    spans = frame_spans(journal)
+    if not 0 <= index < len(spans):
+        return None
+    start, end = spans[index]
+    frame_bytes = journal[start:end]
+    if kind == "duplicate":
+        return journal[:end] + frame_bytes + journal[end:]
+    if kind == "drop":
+        return journal[:start] + journal[end:]
+    if kind == "swap":
+        if index + 1 >= len(spans):
+            return None
+        _, next_end = spans[index + 1]
+        return journal[:start] + journal[end:next_end] + frame_bytes + journal[next_end:]
+    if kind == "transplant":
+        foreign_spans = frame_spans(foreign)
+        if index >= len(foreign_spans):
+            return None
+        foreign_start, foreign_end = foreign_spans[index]
+        return journal[:start] + foreign[foreign_start:foreign_end] + journal[end:]
+    raise ValueError(f"not a record-level corruption: {kind!r}")
+
+
+def foreign_journal() -> bytes:
+    """The file of another durable buffer, for transplants."""
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"another buffer")
+    for edit in _FOREIGN_EDITS:
+        buffer.splice(*edit)
+    return disk.read(DEFAULT_NAME) or b""
 
 #: What a durable SUT can be driven on (no bounded capacity: compaction bounds it).
 DURABLE_CAPABILITIES = frozenset(
@@ -66,18 +122,27 @@ class DurableAdapter(BundledAdapter):
         *,
         reader: JournalReader | None = None,
         journal_class: type[FileJournal] = FileJournal,
+        disk: SimulatedDisk | None = None,
     ) -> None:  # the in-memory adapter's __init__ is replaced, not extended
-        if config.capacity is not None:
-            raise ValueError("a durable journal is bounded by compaction, not by a capacity")
-        self.disk = SimulatedDisk()
+        self.disk = disk if disk is not None else SimulatedDisk()
         self._reader = reader
         self._journal_class = journal_class
+        self._capacity, self._policy = config.capacity, config.policy
         self.buffer = self._open(config.initial)
-        self._flipped: tuple[int, int] | None = None
+        #: The journal as it was before the corruption, to put back afterwards.
+        self._before_corruption: bytes | None = None
+        self._corruptions = 0
         self._fault_armed = False
 
     def _open(self, initial: bytes = b"") -> JournaledBuffer:
-        return open_durable_buffer(self.disk, initial, reader=self._reader, journal_class=self._journal_class)
+        return open_durable_buffer(
+            self.disk,
+            initial,
+            reader=self._reader,
+            journal_class=self._journal_class,
+            capacity=self._capacity,
+            policy=self._policy,
+        )
 
     def _recover(self) -> None:
         """Power the simulated machine back on and rebuild the buffer from disk.
@@ -88,12 +153,18 @@ class DurableAdapter(BundledAdapter):
     # -- what differs from the in-memory adapter ------------------------------------------
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        if self._fault_armed:
-            # The model's fault hits the next splice's record (R1); here it is a
-            # real failing write on the disk: a few bytes land, then ENOSPC.
-            self._fault_armed = False
-            self.disk.fail_next("append", errno.ENOSPC, written=5)
-        self.buffer.splice(offset, delete_length, insert)
+        if not self._fault_armed:
+            self.buffer.splice(offset, delete_length, insert)
+            return
+        # The model's fault hits the next splice's record (R1); here it is a
+        # real failing write on the disk: a few bytes land, then ENOSPC. A
+        # splice refused before it writes (bad arguments, a full journal that
+        # rejects) leaves the fault armed for the next one, as in the model.
+        self.disk.fail_next("append", errno.ENOSPC, written=5)
+        try:
+            self.buffer.splice(offset, delete_length, insert)
+        finally:
+            self._fault_armed = self.disk.cancel_failure()
 
     def arm_journal_fault(self) -> None:
         self._fault_armed = True
@@ -122,30 +193,84 @@ class DurableAdapter(BundledAdapter):
         self._recover()
 
     def corrupt_committed_record(self) -> bool:
+        """Corrupt the journal with the next kind of :data:`CORRUPTIONS`; False
+        if this journal has no record that kind can corrupt (or, for a second
+        writer, if the writer lock refused it: nothing was corrupted)."""
+        kind = CORRUPTIONS[self._corruptions % len(CORRUPTIONS)]
+        self._corruptions += 1
         journal = self.disk.read(DEFAULT_NAME) or b""
         spans = record_spans(journal)
         if len(spans) < 2:
             return False
+        if kind == "second_writer":
+            return self._second_writer()
         # The oldest record after the base if it is not the last, else the base.
-        start, end = spans[1] if len(spans) >= 3 else spans[0]
-        target = start + FRAME.size + (end - start - FRAME.size) // 2
-        self.disk.flip_bit(DEFAULT_NAME, target, 3)
-        self._flipped = (target, 3)
+        index = 1 if len(spans) >= 3 else 0
+        corrupted: bytes | None
+        if kind == "bit_flip":
+            start, end = spans[index]
+            flipped = bytearray(journal)
+            flipped[start + FRAME.size + (end - start - FRAME.size) // 2] ^= 1 << 3
+            corrupted = bytes(flipped)
+        else:
+            corrupted = record_level_corruption(journal, kind, index, foreign_journal())
+        if corrupted is None:
+            return False
+        self._before_corruption = journal
+        self.disk.replace_file(DEFAULT_NAME, corrupted)
+        return True
+
+    def _second_writer(self) -> bool:
+        """Another process opens the journal while this one has it and appends
+        a splice. With the writer lock it is refused and nothing happens."""
+        try:
+            intruder = open_durable_buffer(self.disk, reader=self._reader, journal_class=self._journal_class)
+        except JournalError:
+            return False  # refused: the journal is in use
+        self._before_corruption = self.disk.read(DEFAULT_NAME)
+        intruder.splice(0, 0, b"!")
         return True
 
     def repair_corruption(self) -> None:
-        if self._flipped is not None:
-            self.disk.flip_bit(DEFAULT_NAME, *self._flipped)
-            self._flipped = None
+        if self._before_corruption is not None:
+            self.disk.replace_file(DEFAULT_NAME, self._before_corruption)
+            self._before_corruption = None
         self._recover()
+
+    def flush(self) -> None:
+        journal = self.buffer.journal
+        assert isinstance(journal, FileJournal)
+        journal.flush()
 
 
 def durable_specimen(broken_part: type[Any], config: BufferConfig) -> DurableAdapter:
     """The adapter of an R5 specimen: the bundled durable buffer with one part
     swapped for the specimen's class — how recovery reads the file (a
-    ``JournalReader``) or how records are committed (a ``FileJournal``)."""
+    ``JournalReader``), how records are committed (a ``FileJournal``) or the
+    disk its storage is (a ``SimulatedDisk``)."""
     if issubclass(broken_part, JournalReader):
         return DurableAdapter(replace(config, capacity=None), reader=broken_part())
     if issubclass(broken_part, FileJournal):
         return DurableAdapter(replace(config, capacity=None), journal_class=broken_part)
-    raise TypeError(f"{broken_part.__name__} is neither a JournalReader nor a FileJournal")
+    if issubclass(broken_part, SimulatedDisk):
+        return DurableAdapter(replace(config, capacity=None), disk=broken_part())
+    raise TypeError(f"{broken_part.__name__} is neither a JournalReader, a FileJournal nor a SimulatedDisk")
+
+
+def durable_factory(config: BufferConfig) -> SystemUnderTest:
+    """Always the durable journal, capacity and policy included (R6 on a durable journal)."""
+    return DurableAdapter(config)
+
+
+#: The bundled buffer on its durable journal for every property, per-operation
+#: durability: ``rollcert certify rollcert.stateful_tests.adapters.durable:DURABLE_TARGET``.
+DURABLE_TARGET = Target(
+    name="bundled-durable",
+    version=SUITE_VERSION,
+    capabilities=DURABLE_CAPABILITIES | {Capability.BOUNDED},
+    factory=durable_factory,
+    description=(
+        "impl.JournaledBuffer on the durable file journal (simulated disk) for every property; durability mode: "
+        + Durability.per_operation().describe()
+    ),
+)

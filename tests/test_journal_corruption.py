@@ -1,0 +1,244 @@
+"""Record-level corruption of the durable journal (issue 12, R5).
+
+A per-frame checksum says a record is intact, not that it is in its place.
+These tests move whole, intact records — duplicate, drop, swap, copy in from
+another journal — and craft records with valid checksums, and check that
+recovery either refuses with ``RecoveryError`` (naming the byte offset) or, where
+the damage is indistinguishable from a crash (the last record cut off), yields a
+state of the history. Never a state outside it, never another exception.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import zlib
+
+import pytest
+
+from rollcert.impl.file_journal import (
+    FRAME_V1,
+    HEADER,
+    SPLICE_FIELDS,
+    JournalReader,
+    chain_after,
+    frame_spans,
+    rollback_payload,
+    splice_payload,
+)
+from rollcert.impl.journal import InverseRecord
+from rollcert.impl.storage import SimulatedDisk
+from rollcert.model.errors import RecoveryError
+from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
+
+#: A state of the history: its bytes and its revision (the depth is measured
+#: from a horizon that compaction moves, so it is left out; the revision is not).
+Seen = tuple[bytes, int]
+
+
+def build(rng: random.Random, operations: int) -> tuple[bytes, set[Seen]]:
+    """A journal of random splices, rollbacks and the odd compaction, and every
+    state of its history."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, bytes(rng.choice(b"ab") for _ in range(rng.randint(0, 5))))
+    history: set[Seen] = {(buffer.read(), buffer.revision)}
+    for _ in range(operations):
+        roll = rng.random()
+        if buffer.depth and roll < 0.2:
+            buffer.rollback(rng.randint(1, buffer.depth))
+        elif buffer.depth and roll < 0.25:
+            buffer.compact(rng.randint(0, buffer.depth))
+        else:
+            length = len(buffer)
+            offset = rng.randint(0, length)
+            buffer.splice(
+                offset,
+                rng.randint(0, min(2, length - offset)),
+                bytes(rng.choice(b"abc") for _ in range(rng.randint(0, 3))),
+            )
+        history.add((buffer.read(), buffer.revision))
+    return disk.read(DEFAULT_NAME) or b"", history
+
+
+def outcome(data: bytes) -> Seen | str:
+    """What recovery makes of ``data``: the state, or 'refused'. Any other exception fails the test."""
+    try:
+        recovered = JournalReader().read(data)
+    except RecoveryError:
+        return "refused"
+    return bytes(recovered.buffer), recovered.revision
+
+
+def small_journal() -> tuple[bytes, set[Seen]]:
+    """b"abc", then splice(3, 0, b"X"), splice(0, 1, b""), splice(1, 0, b"YZ")."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    history = {(buffer.read(), 0)}
+    for edit in ((3, 0, b"X"), (0, 1, b""), (1, 0, b"YZ")):
+        buffer.splice(*edit)
+        history.add((buffer.read(), buffer.revision))
+    return disk.read(DEFAULT_NAME) or b"", history
+
+
+# -- each kind, on every record, with the offset named -------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["duplicate", "drop", "swap", "transplant"])
+def test_every_record_out_of_place_is_refused_at_its_offset(kind: str) -> None:
+    journal, history = small_journal()
+    spans = frame_spans(journal)
+    foreign = foreign_journal()
+    checked = 0
+    for index in range(len(spans)):
+        damaged = record_level_corruption(journal, kind, index, foreign)
+        if damaged is None:
+            continue
+        if kind == "drop" and index == len(spans) - 1:
+            # The last record cut off is what a crash before its write leaves: the state before it.
+            assert outcome(damaged) in history
+            continue
+        with pytest.raises(RecoveryError) as refused:
+            JournalReader().read(damaged)
+        # The offset of the first frame that is not where it belongs.
+        first_wrong = spans[index][0] if kind != "duplicate" else spans[index][1]
+        assert str(refused.value).startswith(f"byte {first_wrong}:"), (index, str(refused.value))
+        checked += 1
+    assert checked >= 3
+
+
+def test_the_issue_smallest_case_a_repeated_last_record_is_refused() -> None:
+    """The issue's example: b"abc" + splice(3, 0, b"X"), then a copy of the last
+    frame appended. Format 1 recovered b"abcXX" at depth 2."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    open_durable_buffer(disk, b"abc").splice(3, 0, b"X")
+    journal = disk.read(DEFAULT_NAME) or b""
+    start, end = frame_spans(journal)[-1]
+    with pytest.raises(RecoveryError, match=rf"^byte {end}: expected record #2, found record #1"):
+        JournalReader().read(journal + journal[start:end])
+
+
+def test_a_record_of_an_older_generation_does_not_chain_after_compaction() -> None:
+    """Compaction draws a new salt: a record from before it, put back at the same
+    sequence number, does not chain into the new file."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    buffer.splice(0, 0, b"1")
+    buffer.splice(0, 0, b"2")
+    old = disk.read(DEFAULT_NAME) or b""
+    buffer.compact(2)  # same records, new file, new salt
+    new = disk.read(DEFAULT_NAME) or b""
+    assert new[:HEADER.size] != old[:HEADER.size]
+    old_start, old_end = frame_spans(old)[1]
+    new_start, new_end = frame_spans(new)[1]
+    damaged = new[:new_start] + old[old_start:old_end] + new[new_end:]
+    assert damaged != new
+    with pytest.raises(RecoveryError, match=rf"^byte {new_start}: record #1 is intact but does not chain"):
+        JournalReader().read(damaged)
+
+
+def test_a_record_with_a_valid_per_frame_checksum_but_no_chain_is_refused() -> None:
+    """A record framed the way format 1 frames them (valid CRC of its own) does
+    not parse as a chained frame: refused, never replayed."""
+    journal, _ = small_journal()
+    payload = splice_payload(InverseRecord(0, b"", 1, 50), b"Q")
+    length = len(payload)
+    v1_frame = FRAME_V1.pack(length, zlib.crc32(length.to_bytes(4, "little")), zlib.crc32(payload)) + payload
+    assert outcome(journal + v1_frame + journal[-30:]) == "refused"
+
+
+# -- fuzz: thousands of random corruptions -------------------------------------------------
+
+
+def crafted_record(rng: random.Random, journal: bytes) -> bytes:
+    """A record chained correctly (its writer knew the salt) whose content is
+    random: it must be refused unless it fits, and if it fits it was written
+    by someone with the right to write — so only its *refusal* path is judged
+    here, by asking for a record that cannot fit."""
+    choice = rng.randrange(6)
+    if choice == 0:
+        payload = splice_payload(InverseRecord(rng.randint(1000, 1 << 40), b"", 1, 1 << 50), b"x")
+    elif choice == 1:
+        payload = rollback_payload(rng.choice([0, 1 << 40, 1 << 63]))
+    elif choice == 2:
+        payload = splice_payload(InverseRecord(0, b"\xff\xfe\xfd", 0, 1 << 50), b"")  # removes bytes never there
+    elif choice == 3:
+        payload = splice_payload(InverseRecord(0, b"", 0, 0), b"")  # a serial from the past
+    elif choice == 4:
+        payload = SPLICE_FIELDS.pack(2, 1 << 50, 0, 1 << 60)  # claims more removed bytes than it holds
+    else:
+        payload = bytes([rng.randint(5, 255)]) + bytes(rng.randrange(40))
+    position = rng.choice([start for start, _ in frame_spans(journal)][1:] + [len(journal)])
+    prefix = journal[:position]
+    framed, _ = chain_after(prefix).frame(payload)
+    return prefix + framed + journal[position:]
+
+
+def random_corruption(rng: random.Random, journal: bytes, foreign: bytes) -> tuple[str, bytes]:
+    kind = rng.choice(["duplicate", "drop", "swap", "transplant", "crafted", "crafted_v1", "splice_in"])
+    spans = frame_spans(journal)
+    if kind == "crafted":
+        return kind, crafted_record(rng, journal)
+    if kind == "crafted_v1":  # a valid per-frame CRC, format 1 framing, anywhere
+        payload = splice_payload(InverseRecord(0, b"", 1, 1 << 50), b"v")
+        framed = FRAME_V1.pack(len(payload), zlib.crc32(len(payload).to_bytes(4, "little")), zlib.crc32(payload))
+        position = rng.choice([start for start, _ in spans] + [len(journal)])
+        return kind, journal[:position] + framed + payload + journal[position:]
+    if kind == "splice_in":  # a run of frames of another journal, over ours
+        start = rng.choice([s for s, _ in spans])
+        foreign_spans = frame_spans(foreign)
+        first = rng.randrange(len(foreign_spans))
+        run = foreign[foreign_spans[first][0] : foreign_spans[-1][1]]
+        return kind, journal[:start] + run
+    damaged = record_level_corruption(journal, kind, rng.randrange(len(spans)), foreign)
+    return kind, damaged if damaged is not None else journal
+
+
+def run_fuzz(cases: int, seed: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    foreign = foreign_journal()
+    tally: dict[str, int] = {}
+    journals = [build(rng, rng.randint(1, 10)) for _ in range(40)]
+    for _ in range(cases):
+        journal, history = rng.choice(journals)
+        kind, damaged = random_corruption(rng, journal, foreign)
+        result = outcome(damaged)
+        if result != "refused":
+            assert result in history, f"{kind}: recovered {result}, a state outside the history"
+        label = f"{kind}:{'refused' if result == 'refused' else 'history'}"
+        tally[label] = tally.get(label, 0) + 1
+    return tally
+
+
+def test_thousands_of_record_level_corruptions_never_leave_the_history() -> None:
+    tally = run_fuzz(10_000, seed=12)
+    refused = sum(count for label, count in tally.items() if label.endswith(":refused"))
+    # Not vacuous: every kind was tried, and most damage is refused outright
+    # (the rest is a drop of the last record: the state before it).
+    for kind in ("duplicate", "drop", "swap", "transplant", "crafted", "crafted_v1", "splice_in"):
+        assert tally.get(f"{kind}:refused", 0) > 50, tally
+    assert refused > 8000, tally
+
+
+@pytest.mark.slow
+def test_many_more_record_level_corruptions_never_leave_the_history() -> None:
+    tally = run_fuzz(60_000, seed=1212)
+    assert sum(tally.values()) == 60_000
+
+
+def test_recovery_is_not_fooled_by_a_header_of_another_journal() -> None:
+    """Another journal's header over ours: the chain seeds from the header's
+    checksum, so our first frame no longer chains."""
+    journal, _ = small_journal()
+    foreign = foreign_journal()
+    damaged = foreign[: HEADER.size] + journal[HEADER.size :]
+    with pytest.raises(RecoveryError, match=rf"^byte {HEADER.size}: record #0 is intact but does not chain"):
+        JournalReader().read(damaged)
+    assert struct.unpack_from("<Q", damaged, 12) != struct.unpack_from("<Q", journal, 12)
