@@ -381,6 +381,27 @@ R5 = Property(
     ),
 )
 
+#: R5 in batched durability mode, a variant with its own, weaker promise. A
+#: batched journal is certified by replaying every crash point of batched
+#: traces (``tests/test_journal_batched.py``) against
+#: :func:`rollcert.model.reference.batched_recovery_window`; its certificate
+#: names the mode.
+R5_BATCHED = Property(
+    "R5",
+    "Durability and crash atomicity, batched mode",
+    """In batched mode a journal still writes each record before the buffer
+    is touched, but syncs only on flush(), every N records or every T
+    milliseconds, so an operation that returned may be lost in a crash. What
+    may be lost is bounded and ordered: recovery yields a state of the history
+    at or after the last completed flush and at or before the crash point —
+    a prefix of the operations, never a state outside the history. Everything
+    else of R5 stands: a torn record is dropped, a record that is corrupt, out
+    of place or does not fit is refused with RecoveryError. Revisions and
+    serials of the lost states were never durable and may be handed out again
+    after the crash; a flush is the point at which a caller may rely on them.""",
+    (),
+)
+
 R6 = Property(
     "R6",
     "Bounded log",

@@ -302,3 +302,20 @@ def step(state: ModelState, operation: Operation) -> Outcome:
         # not a torn write: recovery refuses, skipping nothing and guessing nothing.
         return Outcome(state, RecoveryError, message="a committed record is corrupt")
     raise TypeError(f"not an operation: {operation!r}")
+
+
+def batched_recovery_window(history: tuple[ModelState, ...], last_flush: int, crash_point: int) -> tuple[ModelState, ...]:
+    """R5, batched mode: the states a recovery may yield after a crash.
+
+    ``history[i]`` is the model state after the i-th operation (``history[0]``
+    the state the journal was opened with); the last completed flush made
+    ``history[last_flush]`` durable, and the crash came during operation
+    ``crash_point`` (or after it). Recovery may yield any state from the
+    flushed one up to the one the crash interrupted — a prefix of the
+    operations — and nothing else.
+    """
+    if not 0 <= last_flush <= crash_point < len(history):
+        raise ValueError(
+            f"need 0 <= last_flush ({last_flush}) <= crash_point ({crash_point}) < {len(history)}"
+        )
+    return history[last_flush : crash_point + 1]
