@@ -797,6 +797,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\n{results['meta']['elapsed_s']} s; results written to {args.json}")
+    __import__("benchmarks.durable_batched").durable_batched.report(quick=args.quick, durable_dir=args.durable_dir, json_path=args.json.with_name(args.json.stem + "-durable-batched.json"))  # issue 12
     return 0
 
 
