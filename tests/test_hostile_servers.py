@@ -33,6 +33,9 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.stateful_tests.adapter import BufferConfig, HarnessError
+from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
+
 FAKES = Path(__file__).parent / "fake_servers"
 #: rollcert's own peak memory must stay below this, whatever the server sends.
 MEMORY_LIMIT_KB = 300 * 1024
@@ -155,11 +158,18 @@ def test_certify_against_a_hostile_server_is_an_error_in_bounded_memory(
     assert 0 < run.peak_kb < MEMORY_LIMIT_KB, f"rollcert peaked at {run.peak_kb} KiB"
 
 
-def test_a_slow_server_is_reported_while_rollcert_waits(tmp_path: Path) -> None:
-    run = run_rollcert(tmp_path, "smoke", "hang", timeout="3")
-    assert run.status == 2
-    waiting = [line for line in run.stderr.splitlines() if "still waiting for the server's reply" in line]
-    assert waiting and "(rollback)" in waiting[0] and "timeout 3 s" in waiting[0], run.stderr
+def test_a_slow_server_is_reported_while_rollcert_waits(capsys: pytest.CaptureFixture[str]) -> None:
+    server = SubprocessServer([sys.executable, str(FAKES / "hang.py")], 2.5)  # progress starts after 2 s
+    try:
+        buffer = server.new_buffer(BufferConfig(b"ab"))
+        buffer.splice(0, 0, b"x")
+        with pytest.raises(HarnessError, match=r"no reply to request \d+ \(rollback\) within the 2.5 s timeout"):
+            buffer.rollback(1)
+    finally:
+        server.close()
+    waiting = [line for line in capsys.readouterr().err.splitlines() if "still waiting for the server's reply" in line]
+    assert len(waiting) == 1, waiting  # after 2 s; the next one would come 10 s later
+    assert "(rollback)" in waiting[0] and "timeout 2.5 s" in waiting[0] and "hang.py" in waiting[0]
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "soon", "1e999"])

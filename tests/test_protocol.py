@@ -276,3 +276,28 @@ def test_requests_are_validated_and_round_trip() -> None:
         decode_line(b"[1, 2]\n")
     with pytest.raises(ProtocolError, match="not UTF-8"):
         decode_line(b"\xff\xfe\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "complaint"),
+    [
+        (b'{"id": 1, "result": ' + b"9" * 5000 + b"}\n", "integer of 5000 digits"),
+        (b'{"id": 1, "result": -' + b"1" * 101 + b"}\n", "integer of 101 digits"),
+        (b'{"id": 1, "result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "deeper than 32 levels"),
+        (b'{"id": 1, "result": ' + b"[" * 33 + b"]" * 33 + b"}\n", "deeper than 32 levels"),
+        (b'{"id": 1, "result": NaN}\n', "holds NaN"),
+        (b'{"id": 1, "result": "' + b"x" * 200 + b'"}\n', "longer than the 100-byte limit"),
+    ],
+)
+def test_lines_beyond_the_bounds_are_protocol_errors(line: bytes, complaint: str) -> None:
+    with pytest.raises(ProtocolError, match=re.escape(complaint)):
+        decode_line(line, max_line_bytes=100 if b"x" * 200 in line else 1 << 24)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = '"' + "[" * 40 + '\\"{{{' + "]" * 40 + '"'
+    assert decode_line(f'{{"id": 1, "result": [{text}, [[1]]]}}\n'.encode()) == {
+        "id": 1,
+        "result": [json.loads(text), [[1]]],
+    }
+    assert decode_line(b'{"id": ' + b"9" * 100 + b"}\n")["id"] == int("9" * 100)  # 100 digits: allowed
