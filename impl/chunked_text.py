@@ -120,6 +120,34 @@ class ChunkedText:
             return bytes(chunk[local : local + end - start])
         return self._read_across(g, i, local, end - start)
 
+    def locate(self, offset: int, length: int) -> tuple[bytearray, int] | None:
+        """The chunk that holds all of ``[offset, offset+length)`` and where the range
+        starts in it, or ``None`` if the range spans chunks; the caller checked the bounds.
+
+        The journaled buffer's same-length fast path: one lookup serves both the read
+        of the bytes a splice removes and the write over them, instead of
+        ``read_range`` then ``replace``. A caller that writes into the chunk must
+        keep its length and add 1 to ``version`` (R4 relies on every write counting).
+        Leaves the chunk as the hint for a ``replace`` at ``offset``, as ``read_range``
+        does: the undo of the splice, if it comes next, skips its lookup.
+        """
+        gstarts = self._gstarts
+        if len(gstarts) == 1:
+            g = 0
+            local = offset
+        else:
+            g = bisect_right(gstarts, offset) - 1
+            local = offset - gstarts[g]
+        rel = self._rels[g]
+        i = bisect_right(rel, local) - 1
+        chunk = self._groups[g][i]
+        local -= rel[i]
+        if local + length <= len(chunk):
+            self._hint_offset = offset  # for the undo's replace at the same offset
+            self._hint = (g, i, chunk, local)
+            return chunk, local
+        return None
+
     def _read_across(self, g: int, i: int, local: int, remaining: int) -> bytes:
         """The rare read that spans a chunk boundary: walk chunks, then groups."""
         groups = self._groups

@@ -161,6 +161,26 @@ class JournaledBuffer:
             if full and self._policy == "reject":
                 raise JournalError(f"journal full ({self._capacity} records) and policy is reject")
             serial = next(self._serials)
+            if delete_length == len(insert):
+                # Same-length fast path: one lookup for the read of the removed bytes
+                # and the write over them, the record committed in between (R1).
+                found = storage.locate(offset, delete_length)
+                if found is not None:
+                    chunk, local = found
+                    end = local + delete_length
+                    self._journal.append(
+                        tuple.__new__(InverseRecord, (offset, bytes(chunk[local:end]), delete_length, serial)),
+                        insert,
+                    )
+                    if full:
+                        self._evict_oldest()
+                    else:
+                        self._depth += 1
+                    chunk[local:end] = insert
+                    storage.version += 1
+                    self._expected_version = storage.version
+                    self._revision += 1
+                    return
             # tuple.__new__ builds the same InverseRecord as InverseRecord(...) without
             # the Python-level __new__ of a NamedTuple: this is the hot path.
             self._journal.append(
@@ -201,7 +221,8 @@ class JournaledBuffer:
                 # out-of-log write since our last write (the versions match) and no
                 # barrier at this depth. The same commit-then-undo order (R5).
                 journal = self._journal
-                journal.commit_rollback(1)
+                if type(journal) is not InMemoryJournal:  # whose commit_rollback is a no-op
+                    journal.commit_rollback(1)
                 offset, removed, inserted_length, _serial = journal.pop()
                 storage.replace(offset, inserted_length, removed)
                 self._depth = depth - 1

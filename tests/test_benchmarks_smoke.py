@@ -26,6 +26,9 @@ TINY = replace(
     durable_ops=3,
     durable_batches=1,
     sizes=(1024, 4096),
+    memory_records=1000,
+    machine_seeds=0,
+    independence_size=8192,
 )
 
 
@@ -52,9 +55,21 @@ def test_each_measurement_returns_a_positive_number(tmp_path):
     scan = bench.seed_rollback(size, offsets)
     assert scan.median_ns > 0 and scan.ns_per_byte_scanned > 0 and scan.rollbacks == 3
     assert bench.seed_rollback_worst_ns(256) > 0
-    assert bench.fsync_commit_ns(str(tmp_path), 3, 1) > 0
-    assert bench.sqlite_commit_ns(str(tmp_path), size, offsets, 3, 1) > 0
-    assert bench.sqlite_commit_ns(str(tmp_path), size, offsets, 3, 1, store_buffer=False) > 0
+    durable = bench.durable_interleaved(str(tmp_path), size, offsets, 3, 2, record_only=True)
+    assert set(durable) == {"impl", "fsync", "sqlite_blob", "sqlite_record"}
+    for name, timing in durable.items():
+        assert len(timing.samples) == 2 and timing.p10 > 0, name
+
+
+def test_the_low_percentile_is_a_low_sample() -> None:
+    assert bench.low_percentile([5.0, 1.0, 9.0]) == 1.0
+    assert bench.low_percentile([float(n) for n in range(1, 22)]) == 3.0  # 21 samples: the third best
+
+
+def test_packed_journal_records_weigh_less_than_tuples() -> None:
+    packed = bench.journal_bytes_per_record(5000)
+    tuples = bench.journal_bytes_per_record(5000, tuple_records=True)
+    assert 0 < packed < tuples
 
 
 def test_the_seed_baseline_really_rolls_back():
@@ -89,12 +104,13 @@ def test_a_whole_run_writes_well_formed_json(tmp_path):
         "durable commit",
     }
     for row in rows:
-        assert row["met"] in ("yes", "NO", "info") or row["met"].endswith("(min disagrees)")
+        assert row["met"] in ("yes", "NO", "info") or row["met"].endswith("(p10 disagrees)")
         for key in ("impl_us", "baseline_us", "ratio"):
             assert row[key] is None or row[key] > 0, (row["row"], key)
     # The durable journal is measured against both of its baselines.
     durable = [r for r in rows if r["row"] == "durable commit"]
-    assert {r["baseline"].split(",")[0].split(" (")[0] for r in durable} >= {"write+fsync", "SQLite"}
+    assert {r["baseline"].split(" (")[0] for r in durable} == {"write+fsync", "SQLite"}
+    assert any(r["row"].startswith("journal bytes/record") for r in rows)
     assert all(r["impl_us"] and r["ratio"] for r in durable)
     table = bench.format_table(loaded)
     assert "same-len splice+rollback(1)" in table
