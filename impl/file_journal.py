@@ -91,8 +91,10 @@ FRAME_V1 = struct.Struct("<III")
 
 BASE, SPLICE, ROLLBACK, EVICT_SPLICE = 1, 2, 3, 4
 #: Version 2 base: type, revision, next serial, horizon serial, base position,
-#: capacity (0 = unbounded), policy (0 reject, 1 evict_oldest); then the base bytes.
-BASE_FIELDS = struct.Struct("<BQQQQQB")
+#: capacity (0 = unbounded), policy (0 reject, 1 evict_oldest), and how many
+#: records the rewrite wrote after it; then the base bytes. A rewrite is
+#: atomic, so a file that ends before those records was cut, not torn.
+BASE_FIELDS = struct.Struct("<BQQQQQBQ")
 #: Version 1 base: type, revision, next serial, horizon serial, base position; then the bytes.
 BASE_FIELDS_V1 = struct.Struct("<BQQQQ")
 #: Splice (and evict-then-splice): type, serial, offset, removed length; then
@@ -147,7 +149,9 @@ def start_chain(header: bytes) -> Chain:
     return Chain(salt, 0, header_check)
 
 
-def base_payload(base: bytes, meta: BaseMeta, capacity: int | None = None, policy: Policy = "reject") -> bytes:
+def base_payload(
+    base: bytes, meta: BaseMeta, capacity: int | None = None, policy: Policy = "reject", records: int = 0
+) -> bytes:
     return (
         BASE_FIELDS.pack(
             BASE,
@@ -157,6 +161,7 @@ def base_payload(base: bytes, meta: BaseMeta, capacity: int | None = None, polic
             meta.base_position,
             capacity or 0,
             POLICIES.index(policy),
+            records,
         )
         + base
     )
@@ -185,7 +190,8 @@ def encode_journal(
     header = encode_header(buffer_id, salt)
     chain = start_chain(header)
     parts = [header]
-    for payload in [base_payload(base, meta, capacity, policy)] + [splice_payload(r, i) for r, i in records]:
+    payloads = [base_payload(base, meta, capacity, policy, len(records))]
+    for payload in payloads + [splice_payload(r, i) for r, i in records]:
         data, chain = chain.frame(payload)
         parts.append(data)
     return b"".join(parts), chain
@@ -284,6 +290,10 @@ class Recovered:
     chain: Chain | None = None
     capacity: int | None = None
     policy: Policy = "reject"
+    #: Records the rewrite that made this file wrote after the base (version 2).
+    rewritten_records: int = 0
+    #: Records read after the base.
+    records_read: int = 0
 
 
 class JournalReader:
@@ -364,6 +374,7 @@ class JournalReader:
                     "copied from another journal, from an older generation of this one, or moved",
                 )
             state = self.apply(state, payload, position, buffer_id)
+            state.records_read = sequence
             chain = Chain(salt, sequence + 1, chained)
             position = end
         return self._finish(state, position, chain, torn=False)
@@ -406,6 +417,11 @@ class JournalReader:
             raise RecoveryError(
                 f"byte {HEADER.size if version == 2 else HEADER_V1.size}: expected the base record, found "
                 + ("a torn record" if torn else "the end of the file")
+            )
+        if state.records_read < state.rewritten_records:
+            raise RecoveryError(
+                f"byte {position}: expected {state.rewritten_records} records after the base (the rewrite "
+                f"that made this file wrote them at once), found {state.records_read}: the file was cut short"
             )
         state.good_length, state.torn_tail = position, torn
         state.version, state.chain = version, chain
@@ -476,14 +492,16 @@ def _v1_base_as_v2(payload: bytes, position: int) -> bytes:
     if len(payload) < BASE_FIELDS_V1.size:
         raise RecoveryError(f"byte {position}: expected the base record, found a {len(payload)}-byte record")
     fields = BASE_FIELDS_V1.unpack_from(payload)
-    return BASE_FIELDS.pack(*fields, 0, 0) + payload[BASE_FIELDS_V1.size :]
+    return BASE_FIELDS.pack(*fields, 0, 0, 0) + payload[BASE_FIELDS_V1.size :]
 
 
 def _base_state(payload: bytes, position: int, buffer_id: int) -> Recovered:
     kind = payload[0] if payload else None
     if kind != BASE or len(payload) < BASE_FIELDS.size:
         raise RecoveryError(f"byte {position}: expected the base record, found record type {kind}")
-    _, revision, next_serial, horizon_serial, base_position, capacity, policy = BASE_FIELDS.unpack_from(payload)
+    _, revision, next_serial, horizon_serial, base_position, capacity, policy, records = BASE_FIELDS.unpack_from(
+        payload
+    )
     if horizon_serial >= next_serial or policy >= len(POLICIES):
         raise RecoveryError(
             f"byte {position}: the base record does not make sense (horizon serial {horizon_serial}, "
@@ -498,6 +516,7 @@ def _base_state(payload: bytes, position: int, buffer_id: int) -> Recovered:
         next_serial=next_serial,
         capacity=capacity or None,
         policy=POLICIES[policy],
+        rewritten_records=records,
     )
 
 

@@ -399,7 +399,7 @@ R5_BATCHED = Property(
     of place or does not fit is refused with RecoveryError. Revisions and
     serials of the lost states were never durable and may be handed out again
     after the crash; a flush is the point at which a caller may rely on them.""",
-    (),
+    (Situation("restart", "a crash while idle with live records (some perhaps not yet flushed)", _restart_with_records),),
 )
 
 R6 = Property(

@@ -181,3 +181,47 @@ def test_a_torn_record_is_cut_off_the_file() -> None:
     disk.crash()
     disk.restart()
     assert open_durable_buffer(disk).read() == b"!axyzc"
+
+
+def test_every_record_of_every_trace_out_of_place_is_refused() -> None:
+    """Record-level corruption (issue 12) at every record of the same traces:
+    each record duplicated, dropped, swapped with the next and replaced by the
+    same-numbered record of another journal. Recovery refuses each with
+    RecoveryError naming a byte offset — except a drop of the final record,
+    which is what a crash before its write leaves, and must recover the state
+    before it (a state of the history)."""
+    from rollcert.impl.file_journal import JournalReader, frame_spans
+    from rollcert.model.errors import RecoveryError
+    from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
+
+    rng = random.Random(20261130)
+    traces = sorted({random_trace(rng) for _ in range(TRACES * 2)}, key=repr)[:TRACES]
+    foreign = foreign_journal()
+    tally: Counter[str] = Counter()
+    for initial, operations in traces:
+        disk = SimulatedDisk()
+        buffer = open_durable_buffer(disk, initial)
+        tokens: list[Checkpoint] = []
+        history = {(buffer.read(), buffer.revision)}
+        for operation in operations:
+            perform(buffer, operation, tokens)
+            history.add((buffer.read(), buffer.revision))
+        journal = disk.read(DEFAULT_NAME) or b""
+        spans = frame_spans(journal)
+        for index in range(len(spans)):
+            for kind in ("duplicate", "drop", "swap", "transplant"):
+                damaged = record_level_corruption(journal, kind, index, foreign)
+                if damaged is None:
+                    continue
+                try:
+                    recovered = JournalReader().read(damaged)
+                except RecoveryError as error:
+                    assert str(error).startswith("byte "), str(error)
+                    tally[f"{kind}: refused"] += 1
+                    continue
+                assert kind == "drop" and index == len(spans) - 1, (
+                    f"{kind} of record {index} recovered instead of being refused: {initial!r} {operations}"
+                )
+                assert (bytes(recovered.buffer), recovered.revision) in history
+                tally["drop of the last record: an earlier state"] += 1
+    assert all(tally[f"{kind}: refused"] > 200 for kind in ("duplicate", "drop", "swap", "transplant")), tally
