@@ -842,6 +842,41 @@ def format_table(results: dict) -> str:
     return "\n".join(out)
 
 
+#: The generated region of a Markdown file (``--markdown``); the rest of the file is kept.
+MARK_BEGIN = "<!-- benchmarks.run: generated table, begin -->"
+MARK_END = "<!-- benchmarks.run: generated table, end -->"
+
+
+def write_markdown(results: dict, path: Path) -> None:
+    """Replace the region between ``MARK_BEGIN`` and ``MARK_END`` of ``path`` with this
+    run's table (appending the region if the file has none); nothing else is touched,
+    so sections written by hand or by other benchmarks stay."""
+    meta = results["meta"]
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    region = "\n".join(
+        [
+            MARK_BEGIN,
+            f"Run {meta['date']}, {meta['mode']} mode, {meta['elapsed_s']} s, CPython {meta['python']}, "
+            f"{meta['cpus']} CPUs, durable files on {meta['durable_fs']}"
+            + (f", load average {load[0]:.1f} at the end" if load else "")
+            + ". µs per operation unless the row says otherwise.",
+            "",
+            "```",
+            format_table(results),
+            "```",
+            MARK_END,
+        ]
+    )
+    text = path.read_text() if path.exists() else ""
+    if MARK_BEGIN in text and MARK_END in text:
+        before, rest = text.split(MARK_BEGIN, 1)
+        after = rest.split(MARK_END, 1)[1]
+        text = before + region + after
+    else:
+        text = text + ("\n" if text and not text.endswith("\n") else "") + "\n" + region + "\n"
+    path.write_text(text)
+
+
 def parse_sizes(text: str) -> tuple[int, ...]:
     sizes = tuple(int(part) for part in text.split(",") if part.strip())
     if not sizes or any(s < 64 for s in sizes):
@@ -859,6 +894,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--sizes", type=parse_sizes, default=None, help="buffer sizes in bytes, comma-separated"
     )
     parser.add_argument(
+        "--markdown",
+        type=Path,
+        default=None,
+        help="also write the table into this Markdown file, between its generated-table markers",
+    )
+    parser.add_argument(
+        "--machines",
+        action="store_true",
+        help="also measure certification steps/s against the plain machine (thorough does by default)",
+    )
+    parser.add_argument(
         "--durable-dir",
         default=None,
         help="directory on the disk to test fsync/SQLite on (default: the system temp dir)",
@@ -867,6 +913,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = QUICK if args.quick else THOROUGH
     if args.sizes:
         config = Config(**{**asdict(config), "sizes": args.sizes})
+    if args.machines and not config.machine_seeds:
+        config = Config(**{**asdict(config), "machine_seeds": 1})
     print(f"rollcert benchmarks ({config.mode}), sizes {', '.join(map(_size_label, config.sizes))}")
     results = run(config, durable_dir=args.durable_dir)
     if results["meta"]["durable_fs"] in ("tmpfs", "ramfs"):
@@ -875,6 +923,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(results))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if args.markdown is not None:
+        write_markdown(results, args.markdown)
+        print(f"table written into {args.markdown}")
     print(f"\n{results['meta']['elapsed_s']} s; results written to {args.json}")
     __import__("benchmarks.durable_batched").durable_batched.report(quick=args.quick, durable_dir=args.durable_dir, json_path=args.json.with_name(args.json.stem + "-durable-batched.json"))  # issue 12
     return 0

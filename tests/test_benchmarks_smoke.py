@@ -122,3 +122,14 @@ def test_main_writes_the_json_it_is_given(tmp_path, monkeypatch, capsys):
     assert bench.main(["--quick", "--json", str(out), "--durable-dir", str(tmp_path)]) == 0
     assert json.loads(out.read_text())["rows"]
     assert "ratio" in capsys.readouterr().out
+
+
+def test_markdown_keeps_what_it_does_not_generate(tmp_path):
+    results = bench.run(TINY, durable_dir=str(tmp_path), log=lambda _message: None)
+    page = tmp_path / "performance.md"
+    page.write_text(f"# Title\n\nprose before\n\n{bench.MARK_BEGIN}\nold table\n{bench.MARK_END}\n\n## Someone else's section\n")
+    bench.write_markdown(results, page)
+    text = page.read_text()
+    assert "prose before" in text and "## Someone else's section" in text
+    assert "old table" not in text and "same-len splice+rollback(1)" in text
+    assert text.count(bench.MARK_BEGIN) == 1 and text.count(bench.MARK_END) == 1
