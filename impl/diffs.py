@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
-from rollcert.model.diffs import ANCHOR_MODES, AnchorMode, Hunk, Region, check_diff, effective_regions
+from rollcert.model.contract import ANCHOR_MODES, AnchorMode, Hunk, Region, check_diff
 from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
 
 #: States kept in the revision map by default; diffs older than this are unprovable.
@@ -76,7 +76,7 @@ class DiffSnapshot:
 
 @dataclass(frozen=True)
 class AuthoredDiff:
-    """A diff authored against ``base``, validated by the model's authoring rule."""
+    """A diff authored against ``base``, validated by the contract's authoring rule."""
 
     base: DiffSnapshot
     mode: AnchorMode
@@ -90,7 +90,18 @@ class AuthoredDiff:
 
     @property
     def effective_reads(self) -> tuple[Region, ...]:
-        return effective_regions(len(self.base.content), self.hunks, self.reads)
+        """What the diff depends on: each declared read, and each hunk's span grown
+        by one byte on both sides (clipped to the base) so that an insertion right
+        beside a hunk counts as touching it — in base order, each region once.
+
+        Computed here, not borrowed from the model: the certifier compares two
+        independently written versions of S1, so a mistake in either shows.
+        """
+        length = len(self.base.content)
+        spans = {(region.start, region.end) for region in self.reads}
+        for hunk in self.hunks:
+            spans.add((hunk.start - 1 if hunk.start > 0 else 0, hunk.end + 1 if hunk.end < length else length))
+        return tuple(Region(start, end) for start, end in sorted(spans))
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,11 @@ token, so a trace means the same thing for every implementation.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from rollcert.model.contract import ANCHOR_MODES, AnchorMode, Hunk, Region
 
 
 def _text(data: bytes) -> str:
@@ -182,6 +185,59 @@ class CorruptRecord:
         return "flip a bit in a committed record (not the last), then recover"
 
 
+# -- self-authored diffs (S1-S3) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolWrite:
+    """Another writer (a tool) splices the same buffer, through the same journaled API."""
+
+    offset: int
+    delete_length: int
+    insert: bytes
+    kind: ClassVar[str] = "tool_write"
+
+    def describe(self) -> str:
+        return f"tool writes: splice(offset={self.offset}, delete_length={self.delete_length}, insert={self.insert!r})"
+
+
+@dataclass(frozen=True)
+class TakeSnapshot:
+    """The author snapshots the buffer; the snapshot is named by its order in the run."""
+
+    kind: ClassVar[str] = "snapshot"
+
+    def describe(self) -> str:
+        return "snapshot()"
+
+
+@dataclass(frozen=True)
+class ApplyDiff:
+    """Author a diff against the ``snapshot``-th snapshot and apply it to the live base."""
+
+    snapshot: int
+    mode: AnchorMode
+    hunks: tuple[Hunk, ...]
+    reads: tuple[Region, ...] = ()
+    kind: ClassVar[str] = "apply_diff"
+
+    def describe(self) -> str:
+        hunks = ", ".join(h.describe() for h in self.hunks)
+        reads = ", ".join(r.describe() for r in self.reads) or "none"
+        return f"apply_diff(snapshot #{self.snapshot}, {self.mode}, hunks {hunks}; reads {reads})"
+
+
+@dataclass(frozen=True)
+class RollbackDiff:
+    """Roll back the ``applied``-th apply_diff of the run (and everything after it)."""
+
+    applied: int
+    kind: ClassVar[str] = "rollback_diff"
+
+    def describe(self) -> str:
+        return f"rollback_diff(apply #{self.applied})"
+
+
 Operation = (
     Splice
     | Rollback
@@ -197,30 +253,40 @@ Operation = (
     | CorruptRecord
 )
 
+#: The operations of the diff machines: edits by the author and by a tool,
+#: rollbacks, snapshots, applies and rollbacks of applied diffs.
+DiffOperation = Splice | ToolWrite | Rollback | TakeSnapshot | ApplyDiff | RollbackDiff
 
-def operation_to_json(operation: Operation) -> dict[str, Any]:
-    """A JSON-ready dict; bytes are base64 so that any byte survives the trip."""
-    if isinstance(operation, (Splice, OutOfLogWrite)):
-        return {
-            "op": operation.kind,
-            "offset": operation.offset,
-            "delete_length": operation.delete_length,
-            "insert": _text(operation.insert),
-        }
-    if isinstance(operation, Rollback):
-        return {"op": operation.kind, "steps": operation.steps}
-    if isinstance(operation, RollbackTo):
-        return {"op": operation.kind, "checkpoint": operation.checkpoint}
-    if isinstance(operation, Compact):
-        return {"op": operation.kind, "keep": operation.keep}
-    if isinstance(operation, CrashDuring):
-        return {
-            "op": operation.kind,
-            "operation": operation_to_json(operation.operation),
-            "io_event": operation.io_event,
-            "lost": operation.lost,
-        }
-    return {"op": operation.kind}
+#: Any operation a trace may hold.
+AnyOperation = Operation | ToolWrite | TakeSnapshot | ApplyDiff | RollbackDiff
+
+
+# -- one encoder and one decoder for every operation kind ----------------------------
+
+
+def operation_to_json(operation: AnyOperation) -> dict[str, Any]:
+    """A JSON-ready dict keyed by ``op`` (the kind); bytes are base64 so that any byte survives."""
+    record: dict[str, Any] = {"op": operation.kind}
+    if isinstance(operation, (Splice, OutOfLogWrite, ToolWrite)):
+        record.update(offset=operation.offset, delete_length=operation.delete_length, insert=_text(operation.insert))
+    elif isinstance(operation, Rollback):
+        record["steps"] = operation.steps
+    elif isinstance(operation, RollbackTo):
+        record["checkpoint"] = operation.checkpoint
+    elif isinstance(operation, Compact):
+        record["keep"] = operation.keep
+    elif isinstance(operation, CrashDuring):
+        record.update(operation=operation_to_json(operation.operation), io_event=operation.io_event, lost=operation.lost)
+    elif isinstance(operation, ApplyDiff):
+        record.update(
+            snapshot=operation.snapshot,
+            mode=operation.mode,
+            hunks=[[h.start, h.end, _text(h.replacement)] for h in operation.hunks],
+            reads=[[r.start, r.end] for r in operation.reads],
+        )
+    elif isinstance(operation, RollbackDiff):
+        record["applied"] = operation.applied
+    return record
 
 
 def _integer(record: dict[str, Any], field: str) -> int:
@@ -230,37 +296,63 @@ def _integer(record: dict[str, Any], field: str) -> int:
     return value
 
 
-def operation_from_json(record: object) -> Operation:
-    """Parse one operation; raise ``ValueError``/``TypeError`` naming what is wrong."""
+def _edit_fields(record: dict[str, Any]) -> tuple[int, int, bytes]:
+    return _integer(record, "offset"), _integer(record, "delete_length"), _bytes(record.get("insert"))
+
+
+def _crash_during(record: dict[str, Any]) -> CrashDuring:
+    inner = operation_from_json(record.get("operation"))
+    if not isinstance(inner, (Splice, Rollback, RollbackTo, Compact)):
+        raise ValueError(f"a crash cannot interrupt {inner.kind!r}: it writes nothing durable")
+    return CrashDuring(inner, _integer(record, "io_event"), _integer(record, "lost"))
+
+
+def _lists(record: dict[str, Any], field: str, length: int, shape: str) -> list[list[Any]]:
+    value = record.get(field)
+    if not isinstance(value, list) or not all(
+        isinstance(item, list) and len(item) == length and type(item[0]) is int and type(item[1]) is int
+        for item in value
+    ):
+        raise TypeError(f"operation field {field!r} must be a list of {shape}, got {value!r}")
+    return value
+
+
+def _apply_diff(record: dict[str, Any]) -> ApplyDiff:
+    mode = record.get("mode")
+    if mode not in ANCHOR_MODES:
+        raise ValueError(f"anchor mode must be one of {ANCHOR_MODES}, got {mode!r}")
+    hunks = tuple(Hunk(start, end, _bytes(text)) for start, end, text in _lists(record, "hunks", 3, "[start, end, base64]"))
+    reads = tuple(Region(start, end) for start, end in _lists(record, "reads", 2, "[start, end]"))
+    return ApplyDiff(_integer(record, "snapshot"), mode, hunks, reads)
+
+
+#: kind -> how to read the rest of the record. One table for every family's operations.
+_DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
+    Splice.kind: lambda record: Splice(*_edit_fields(record)),
+    OutOfLogWrite.kind: lambda record: OutOfLogWrite(*_edit_fields(record)),
+    ToolWrite.kind: lambda record: ToolWrite(*_edit_fields(record)),
+    Rollback.kind: lambda record: Rollback(_integer(record, "steps")),
+    RollbackTo.kind: lambda record: RollbackTo(_integer(record, "checkpoint")),
+    Compact.kind: lambda record: Compact(_integer(record, "keep")),
+    CrashDuring.kind: _crash_during,
+    ApplyDiff.kind: _apply_diff,
+    RollbackDiff.kind: lambda record: RollbackDiff(_integer(record, "applied")),
+    TakeCheckpoint.kind: lambda record: TakeCheckpoint(),
+    RollbackToForeign.kind: lambda record: RollbackToForeign(),
+    ArmJournalFault.kind: lambda record: ArmJournalFault(),
+    AdoptCurrent.kind: lambda record: AdoptCurrent(),
+    Restart.kind: lambda record: Restart(),
+    CorruptRecord.kind: lambda record: CorruptRecord(),
+    TakeSnapshot.kind: lambda record: TakeSnapshot(),
+}
+
+
+def operation_from_json(record: object) -> AnyOperation:
+    """Parse one operation of any kind; ``ValueError``/``TypeError`` naming what is wrong."""
     if not isinstance(record, dict):
         raise TypeError(f"an operation must be a JSON object, got {type(record).__name__}")
     kind = record.get("op")
-    if kind in ("splice", "out_of_log_write"):
-        fields = (
-            _integer(record, "offset"),
-            _integer(record, "delete_length"),
-            _bytes(record.get("insert")),
-        )
-        return Splice(*fields) if kind == "splice" else OutOfLogWrite(*fields)
-    if kind == "rollback":
-        return Rollback(_integer(record, "steps"))
-    if kind == "rollback_to":
-        return RollbackTo(_integer(record, "checkpoint"))
-    if kind == "compact":
-        return Compact(_integer(record, "keep"))
-    if kind == "crash_during":
-        inner = operation_from_json(record.get("operation"))
-        if not isinstance(inner, (Splice, Rollback, RollbackTo, Compact)):
-            raise ValueError(f"a crash cannot interrupt {inner.kind!r}: it writes nothing durable")
-        return CrashDuring(inner, _integer(record, "io_event"), _integer(record, "lost"))
-    simple: dict[str, Operation] = {
-        "checkpoint": TakeCheckpoint(),
-        "rollback_to_foreign": RollbackToForeign(),
-        "arm_journal_fault": ArmJournalFault(),
-        "adopt_current": AdoptCurrent(),
-        "restart": Restart(),
-        "corrupt_record": CorruptRecord(),
-    }
-    if kind in simple:
-        return simple[kind]
-    raise ValueError(f"unknown operation {kind!r}")
+    decoder = _DECODERS.get(kind) if isinstance(kind, str) else None
+    if decoder is None:
+        raise ValueError(f"unknown operation {kind!r}; known: {', '.join(sorted(_DECODERS))}")
+    return decoder(record)

@@ -1,4 +1,4 @@
-"""The rollback properties, each stated once, by its ID (SPEC §4).
+"""The properties, each stated once, by its ID (SPEC §4): R0–R6 for rollback logs, S1–S3 for self-authored diffs.
 
 Every property is a :class:`Property`: its ID, a one-line title, a paragraph
 that teaches the invariant, and the *situations* a test run must reach before a
@@ -20,41 +20,64 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from rollcert.model.diffs import DIFF_PROPERTIES, DiffProperty
-from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
+from rollcert.model.diffs import Accepted, DiffModelState, DiffOutcome, Rejected, applied_base, apply, content_of, effective_regions, locate
+from rollcert.model.errors import DivergenceError, JournalError, StaleBaseError, UnreachableRollbackError
 from rollcert.model.operations import (
     AdoptCurrent,
+    ApplyDiff,
     Compact,
     CorruptRecord,
     CrashDuring,
+    DiffOperation,
     Operation,
     OutOfLogWrite,
     Restart,
     Rollback,
+    RollbackDiff,
     RollbackTo,
     RollbackToForeign,
     Splice,
+    ToolWrite,
 )
 from rollcert.model.reference import ModelState, Outcome
 
-#: A situation predicate: (state before, operation, predicted outcome) -> reached?
-SituationPredicate = Callable[[ModelState, Operation, Outcome], bool]
+StateT = TypeVar("StateT")
+OperationT = TypeVar("OperationT")
+OutcomeT = TypeVar("OutcomeT")
 
 
 @dataclass(frozen=True)
-class Situation:
+class Situation(Generic[StateT, OperationT, OutcomeT]):
+    """A named predicate over one step of a model: (state before, operation,
+    predicted outcome) -> was this interesting case reached?"""
+
     name: str
     description: str
-    reached: SituationPredicate
+    reached: Callable[[StateT, OperationT, OutcomeT], bool]
 
 
 @dataclass(frozen=True)
-class Property:
+class Property(Generic[StateT, OperationT, OutcomeT]):
+    """One invariant: its ID, a title, the paragraph that teaches it, and the
+    situations a run must reach before a pass means anything. R0–R6 are
+    stated over :mod:`rollcert.model.reference`'s steps, S1–S3 over
+    :mod:`rollcert.model.diffs`'s (identity-tagged bytes)."""
+
     id: str
     title: str
     statement: str
-    situations: tuple[Situation, ...]
+    situations: tuple[Situation[StateT, OperationT, OutcomeT], ...]
+
+
+#: The rollback properties' forms (R0–R6): over the reference model's steps.
+RollbackSituation = Situation[ModelState, Operation, Outcome]
+RollbackProperty = Property[ModelState, Operation, Outcome]
+#: The diff properties' forms (S1–S3): over the diff model's steps.
+DiffSituation = Situation[DiffModelState, DiffOperation, DiffOutcome]
+DiffProperty = Property[DiffModelState, DiffOperation, DiffOutcome]
+SituationPredicate = Callable[[ModelState, Operation, Outcome], bool]
 
 
 def _undone_edits(before: ModelState, outcome: Outcome) -> list[Splice]:
@@ -417,12 +440,171 @@ R6 = Property(
     ),
 )
 
-#: Properties this release can assess, in certificate order.
-PROPERTIES: dict[str, Property | DiffProperty] = {p.id: p for p in (R0, R1, R2, R3, R4, R5, R6)}
-#: S1–S3 are stated in rollcert.model.diffs, over the diff model's steps (identity-tagged
-#: bytes), and certified by rollcert.stateful_tests.diff_machine.
-PROPERTIES.update(DIFF_PROPERTIES)
-ALL_PROPERTY_IDS: tuple[str, ...] = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")
+# -- S1-S3: self-authored diffs, over the diff model (identity-tagged bytes) ----------------
+
+def _stale(before: DiffModelState, outcome: DiffOutcome) -> bool:
+    return outcome.diff is not None and outcome.diff.base.content != before.content
+
+
+def _stale_content_accepted(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    return isinstance(operation, ApplyDiff) and operation.mode == "content" and outcome.error is None and _stale(before, outcome)
+
+
+def _read_region_changed(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    """Rejected because a *declared read* changed while every hunk's own
+    surroundings are intact: the case a write-set check lets through."""
+    if not isinstance(operation, ApplyDiff) or outcome.error is not StaleBaseError or outcome.diff is None:
+        return False
+    diff = outcome.diff
+    hunk_regions = effective_regions(len(diff.base.cells), diff.hunks, ())
+    return operation.mode == "content" and all(
+        locate(diff.base.cells[r.start : r.end], before.current) is not None for r in hunk_regions if r.end > r.start
+    )
+
+
+def _positional_rejected(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    return isinstance(operation, ApplyDiff) and operation.mode == "positional" and outcome.error is StaleBaseError
+
+
+def _moved_content_diff(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    """A content diff accepted whose hunks landed somewhere else than in the snapshot."""
+    if not _stale_content_accepted(before, operation, outcome) or outcome.diff is None:
+        return False
+    result = apply(outcome.diff, before.current, before.next_identity)
+    return isinstance(result, Accepted) and any(
+        placed[0] != hunk.start for placed, hunk in zip(result.placed, outcome.diff.hunks, strict=True)
+    )
+
+
+def _rolled_back_onto_moved_base(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    """A rollback_diff of a diff that was applied to a base other than its
+    snapshot: restoring the snapshot would erase the writes in between."""
+    if not isinstance(operation, RollbackDiff) or outcome.error is not None:
+        return False
+    base = applied_base(before, operation.applied)
+    record = before.applied[operation.applied]
+    return base is not None and record is not None and content_of(base) != before.snapshots[record[1]].content
+
+
+def _rolled_back_after_writes(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    if not isinstance(operation, RollbackDiff) or outcome.error is not None:
+        return False
+    record = before.applied[operation.applied]
+    return record is not None and before.serials[-1] != record[0]
+
+
+def _dead_diff_refused(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    return isinstance(operation, RollbackDiff) and outcome.error is UnreachableRollbackError
+
+
+def _rolled_away_snapshot(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    """A diff on a snapshot whose state was rolled away, applied to a live base
+    with other content of the same length at the same depth: a counter that
+    steps back on rollback would show the snapshot's revision again, a size
+    check would agree, and together they would call the stale base current."""
+    if not isinstance(operation, ApplyDiff) or outcome.diff is None:
+        return False
+    snapshot = outcome.diff.base
+    tempting = (
+        snapshot.serial not in before.serials
+        and snapshot.depth == before.depth
+        and len(snapshot.cells) == len(before.current)
+        and snapshot.content != before.content
+    )
+    # ... and where it matters: the rule does not simply apply the diff where it was written.
+    original = tuple((h.start, h.end, h.replacement) for h in outcome.diff.hunks)
+    result = apply(outcome.diff, before.current, before.next_identity)
+    return tempting and (isinstance(result, Rejected) or result.placed != original)
+
+
+def _revision_after_branch(before: DiffModelState, operation: DiffOperation, outcome: DiffOutcome) -> bool:
+    """An edit made after a rollback: the new state must get a new revision."""
+    return (
+        isinstance(operation, (Splice, ToolWrite))
+        and outcome.error is None
+        and before.revision > 0
+        and before.depth < before.revision
+    )
+
+
+S1 = Property(
+    "S1",
+    "Read-set staleness rule",
+    """A diff authored against snapshot B0 may be applied to the live base B
+    only if what it depended on is still there. If B's content equals B0's, it
+    applies where it was written. Otherwise a positional diff (offsets, line
+    numbers) is rejected: its numbers point into a text that no longer exists.
+    A content diff applies iff every region of its effective read-set (the
+    declared reads, and each hunk widened by one byte) is unchanged between B0
+    and B — the same bytes, contiguous, in order, traced through every edit
+    and rollback, never guessed by searching for similar text — and its hunks
+    are moved to where those regions now stand. Anything else is
+    StaleBaseError naming the first changed region, and nothing changes.
+    Checking only the write-set is the classic mistake: it applies a diff whose
+    reasoning rests on text a tool has just replaced. Rejecting more than the
+    rule does is sound but imprecise (a figure on the certificate, not a
+    violation).""",
+    (
+        Situation("stale_content_accepted", "a content diff accepted on a base that changed elsewhere", _stale_content_accepted),
+        Situation("moved_hunks", "a content diff accepted with its hunks moved to new positions", _moved_content_diff),
+        Situation(
+            "read_region_changed",
+            "a content diff rejected because a declared read changed while its hunks' surroundings did not",
+            _read_region_changed,
+        ),
+        Situation("positional_rejected", "a positional diff rejected on a moved base", _positional_rejected),
+    ),
+)
+
+S2 = Property(
+    "S2",
+    "Rollback-conflict asymmetry",
+    """A forward conflict is cheap: reject, and the author re-authors against
+    the live base. A backward conflict cannot be re-authored: once tools have
+    written around an applied diff, there is nobody to ask what the undo
+    should have meant. So an applied diff is one transaction in the log, and
+    rolling it back yields exactly the live base it was applied to — never the
+    author's snapshot B0, which would silently erase every write that landed
+    between the snapshot and the apply — or raises UnreachableRollbackError
+    (its state was rolled away or evicted) and changes nothing.""",
+    (
+        Situation(
+            "rolled_back_onto_moved_base",
+            "a rollback of a diff that was applied to a base other than its snapshot",
+            _rolled_back_onto_moved_base,
+        ),
+        Situation("rolled_back_after_writes", "a rollback of a diff with later writes on top of it", _rolled_back_after_writes),
+        Situation("dead_diff_refused", "a rollback of a diff whose state was rolled away, refused", _dead_diff_refused),
+    ),
+)
+
+S3 = Property(
+    "S3",
+    "No ABA",
+    """Revisions are never reused, not even after a rollback. A snapshot, a
+    diff or a checkpoint from a state that was rolled away is judged by content
+    and history, never by a counter that happens to match: after rolling back
+    and editing again, the buffer may be exactly as deep as it was when the
+    snapshot was taken, and a counter that stepped back on rollback shows the
+    snapshot's revision again. Trusting it applies a stale diff as if nothing
+    had changed, onto text its author never saw.""",
+    (
+        Situation(
+            "rolled_away_snapshot",
+            "a diff on a rolled-away snapshot, at the depth and length its state had, that the rule "
+            "rejects or moves",
+            _rolled_away_snapshot,
+        ),
+        Situation("edit_after_rollback", "an edit after a rollback (a revision a stepping-back counter would reuse)", _revision_after_branch),
+    ),
+)
+
+
+#: Every property this release can assess, in certificate order.
+PROPERTIES: dict[str, RollbackProperty | DiffProperty] = {
+    p.id: p for p in (R0, R1, R2, R3, R4, R5, R6, S1, S2, S3)
+}
+ALL_PROPERTY_IDS: tuple[str, ...] = tuple(PROPERTIES)
 
 
 # -- R7: linearizability (the concurrent family) ----------------------------------------

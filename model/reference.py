@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rollcert.model.contract import check_integer, check_splice_arguments
 from rollcert.model.errors import (
     DivergenceError,
     JournalError,
@@ -43,31 +44,6 @@ from rollcert.model.operations import (
 
 Policy = Literal["reject", "evict_oldest"]
 POLICIES: tuple[Policy, ...] = ("reject", "evict_oldest")
-
-
-def check_integer(name: str, value: object) -> int:
-    """Reject bools and non-integers with a ``TypeError`` (``True`` is not an offset)."""
-    if type(value) is not int:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    return value
-
-
-def check_splice_arguments(
-    buffer_length: int, offset: object, delete_length: object, insert: object
-) -> tuple[int, int, bytes]:
-    """The validity rule of a splice (SPEC §2): ``0 <= o <= len`` and ``0 <= d <= len - o``."""
-    offset = check_integer("offset", offset)
-    delete_length = check_integer("delete_length", delete_length)
-    if not isinstance(insert, (bytes, bytearray, memoryview)):
-        raise TypeError(f"insert must be bytes, got {type(insert).__name__}")
-    if not 0 <= offset <= buffer_length:
-        raise ValueError(f"offset {offset} outside the buffer [0, {buffer_length}]")
-    if not 0 <= delete_length <= buffer_length - offset:
-        raise ValueError(
-            f"delete_length {delete_length} at offset {offset} runs past the end "
-            f"of a {buffer_length}-byte buffer"
-        )
-    return offset, delete_length, bytes(insert)
 
 
 def splice_bytes(buffer: bytes, offset: int, delete_length: int, insert: bytes) -> bytes:

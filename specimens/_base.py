@@ -36,8 +36,9 @@ import hashlib
 import itertools
 from dataclasses import dataclass
 
+from rollcert.model.contract import check_integer, check_splice_arguments
 from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from rollcert.model.reference import POLICIES, Policy, check_integer, check_splice_arguments
+from rollcert.model.reference import POLICIES, Policy
 
 _owner_ids = itertools.count(1)
 

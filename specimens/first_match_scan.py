@@ -30,6 +30,8 @@ class AnchoredRecord(InverseRecord):
     "first_match_scan",
     breaks={"R2"},
     also_caught_by={
+        "R1": "its machine splices and undoes one record at a time over the same "
+        "repeated text, so a single rollback(1) can restore its bytes at the wrong copy",
         "R3": "its multi-step rollbacks and rollback_to undo records one by one with the "
         "same scan, so over repeated text they restore bytes at the wrong copy too",
         "R4": "its machine undoes records made on top of an out-of-log write with the "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
-from rollcert.model.diffs import Region
+from rollcert.model.contract import Region
 from rollcert.specimens import register
 from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from rollcert.model.contract import check_integer
 from rollcert.model.errors import UnreachableRollbackError
-from rollcert.model.reference import check_integer
 from rollcert.specimens import register
 from rollcert.specimens._base import NaiveJournaledBuffer
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer
-from rollcert.model.diffs import Region, effective_regions
+from rollcert.model.contract import Region
+from rollcert.model.diffs import effective_regions
 from rollcert.specimens import register
 from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
 

@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from rollcert.model.operations import Operation
-from rollcert.model.reference import ModelState, Policy
+from rollcert.model.reference import Policy
 
 
 class Capability(StrEnum):
@@ -208,8 +207,11 @@ class KnownFinding:
 
     name: str
     description: str
-    #: Whether ``operation``, from the model state ``state``, would trigger the finding.
-    applies: Callable[[ModelState, Operation], bool]
+    #: Whether ``operation``, from the model state ``state``, would trigger the
+    #: finding. Every family's machines ask (the rollback family with a
+    #: ``ModelState``, the diff family with a ``DiffModelState``), so a finding
+    #: checks the kinds it is about and answers False to the rest.
+    applies: Callable[[Any, Any], bool]
 
 
 @dataclass(frozen=True)
@@ -237,5 +239,5 @@ class Target:
     def supports(self, *needed: Capability) -> bool:
         return all(c in self.capabilities for c in needed)
 
-    def sets_aside(self, state: ModelState, operation: Operation) -> bool:
+    def sets_aside(self, state: Any, operation: Any) -> bool:
         return any(finding.applies(state, operation) for finding in self.set_aside)

@@ -17,17 +17,16 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree
 
-from rollcert.model.diffs import ApplyDiff, RollbackDiff, TakeSnapshot, ToolWrite, diff_operation_to_json
-from rollcert.model.operations import Operation, operation_from_json, operation_to_json
+from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests import SUITE_VERSION
 from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.certify import DIFF_PROPERTY_IDS, CertificateData, Counterexample, PropertyResult
-from rollcert.stateful_tests.diff_machine import DiffStepRecord, diff_trace_json
-from rollcert.stateful_tests.judge import Observed, StepRecord, first_difference
+from rollcert.stateful_tests.certify import CertificateData, Counterexample, PropertyResult
+from rollcert.stateful_tests.families import family_named
+from rollcert.stateful_tests.family import Observed, StepRecord, first_difference
+from rollcert.stateful_tests.traces import trace_json
 
-SCHEMA = "rollcert-certificate/1"
-TRACE_SCHEMA = "rollcert-trace/1"
+SCHEMA = "rollcert-certificate/2"
 
 
 def _b64(data: bytes) -> str:
@@ -59,57 +58,15 @@ def _observed_json(observed: Observed) -> dict[str, Any]:
 # -- traces (replayable step lists) -------------------------------------------------
 
 
-def trace_json(config: BufferConfig, operations: list[Operation]) -> dict[str, Any]:
-    return {
-        "schema": TRACE_SCHEMA,
-        "initial": _b64(config.initial),
-        "capacity": config.capacity,
-        "policy": config.policy,
-        **({"durable": True} if config.durable else {}),
-        "operations": [operation_to_json(op) for op in operations],
-    }
-
-
-def parse_trace(text: str) -> tuple[BufferConfig, list[Operation]]:
-    """Parse a trace (JSON text); raise ValueError/TypeError saying what is wrong."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the trace is not JSON: {error}") from None
-    if not isinstance(record, dict) or record.get("schema") != TRACE_SCHEMA:
-        raise ValueError(f"not a {TRACE_SCHEMA} trace")
-    initial = record.get("initial")
-    if not isinstance(initial, str):
-        raise TypeError("trace field 'initial' must be base64 text")
-    capacity = record.get("capacity")
-    if capacity is not None and type(capacity) is not int:
-        raise TypeError("trace field 'capacity' must be an integer or null")
-    policy = record.get("policy", "reject")
-    if policy not in ("reject", "evict_oldest"):
-        raise ValueError(f"trace field 'policy' must be reject or evict_oldest, got {policy!r}")
-    operations = record.get("operations")
-    if not isinstance(operations, list):
-        raise TypeError("trace field 'operations' must be a list")
-    durable = record.get("durable", False)
-    if type(durable) is not bool:
-        raise TypeError("trace field 'durable' must be true or false")
-    config = BufferConfig(base64.b64decode(initial, validate=True), capacity, policy, durable)
-    return config, [operation_from_json(op) for op in operations]
-
-
 def counterexample_trace(counterexample: Counterexample) -> dict[str, Any]:
-    if counterexample.property_id in DIFF_PROPERTY_IDS:  # a diff-machine trace (S1-S3)
-        return diff_trace_json(
-            BufferConfig(counterexample.initial),
-            [step.operation for step in counterexample.steps],  # type: ignore[misc]
-        )
     config = BufferConfig(
         counterexample.initial,
         counterexample.capacity,
         counterexample.policy,  # type: ignore[arg-type]
         counterexample.durable,
     )
-    return trace_json(config, [step.operation for step in counterexample.steps])
+    family = family_named(counterexample.family)
+    return trace_json(family, config, [step.operation for step in counterexample.steps])
 
 
 def replay_command(counterexample: Counterexample) -> str:
@@ -124,8 +81,8 @@ def format_steps(steps: Sequence[StepRecord]) -> list[str]:
     lines: list[str] = []
     for record in steps:
         lines.append(f"  {record.index}. {record.operation.describe()}")
-        if isinstance(record, DiffStepRecord) and record.snapshot_base is not None:
-            lines += record.context_lines()  # an apply_diff: B0, the live base B, the diff, the rule
+        if record.context:  # an apply_diff: B0, the live base B, the diff, the rule
+            lines += [f"       {label:<9} {text}" for label, text in record.context]
         else:
             lines.append(f"       before    {show_bytes(record.before)}")
         expected, actual = record.expected, record.actual
@@ -181,8 +138,9 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "steps": [
             {
                 "index": step.index,
-                "operation": _operation_json(step.operation),
-                **_diff_step_json(step),
+                "operation": operation_to_json(step.operation),
+                **({"context": dict(step.context)} if step.context else {}),
+                **({"note": step.note} if step.note else {}),
                 "description": step.operation.describe(),
                 "before": _b64(step.before),
                 "before_text": show_bytes(step.before),
@@ -198,26 +156,6 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "explanation": counterexample.explanation,
         "trace": counterexample_trace(counterexample),
         "replay": replay_command(counterexample),
-    }
-
-
-def _operation_json(operation: Any) -> dict[str, Any]:
-    """Any machine's operation as JSON: the core operations, or a diff machine's."""
-    if isinstance(operation, (ToolWrite, TakeSnapshot, ApplyDiff, RollbackDiff)):
-        return diff_operation_to_json(operation)
-    return operation_to_json(operation)
-
-
-def _diff_step_json(step: StepRecord) -> dict[str, Any]:
-    """For an apply_diff step: the snapshot B0, the diff and what the rule says."""
-    if not isinstance(step, DiffStepRecord) or step.snapshot_base is None:
-        return {}
-    return {
-        "snapshot_base": _b64(step.snapshot_base),
-        "snapshot_base_text": show_bytes(step.snapshot_base),
-        "diff": step.diff,
-        "rule": step.expected_result,
-        "imprecise": step.imprecise,
     }
 
 

@@ -19,16 +19,13 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure, HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
-from rollcert.model.diffs import DIFF_PROPERTIES
 from rollcert.model.properties import ALL_PROPERTY_IDS, PROPERTIES
 from rollcert.stateful_tests.adapter import HarnessError, Target
-from rollcert.stateful_tests.judge import StepRecord, Violation
-from rollcert.stateful_tests.machines import Tracker, build_machine, missing_capabilities
+from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import StepRecord, Tracker
+from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.profiles import PROFILES, Profile
 from rollcert.stateful_tests.shrink import minimise
-
-#: Properties certified by rollcert.stateful_tests.diff_machine.
-DIFF_PROPERTY_IDS = frozenset(DIFF_PROPERTIES)
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
 
@@ -49,6 +46,8 @@ class Counterexample:
     explanation: str
     #: The run used a durable journal (the R5 machine); replay must too.
     durable: bool = False
+    #: The property family whose trace this is (see stateful_tests.families).
+    family: str = "rollback"
 
 
 @dataclass
@@ -104,27 +103,27 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
         from rollcert.stateful_tests.concurrency import certify_linearizability
 
         return certify_linearizability(target, profile, seed)
-    if property_id in DIFF_PROPERTY_IDS:  # self-authored diffs have their own machine
-        from rollcert.stateful_tests.diff_machine import certify_diff_property
-
-        return certify_diff_property(target, property_id, profile, seed)
     prop = PROPERTIES.get(property_id)
-    if prop is None:
+    family = family_of(property_id)
+    if prop is None or family is None:
         return PropertyResult(
             property_id, "not_assessed", reason="no machine for this property in this release yet"
         )
-    missing = missing_capabilities(property_id, target)
+    missing = family.required_capabilities(property_id) - target.capabilities
     if missing:
         names = ", ".join(sorted(c.value for c in missing))
         return PropertyResult(
             property_id, "not_assessed", prop.title, reason=f"the target lacks the capability: {names}"
         )
     tracker = Tracker(property_id)
-    machine = build_machine(target, property_id, tracker)
-    return run_to_verdict(
-        machine, tracker, tracker.property.situations, PropertyResult(property_id, "passed", prop.title),
-        target=target, profile=profile, seed=seed, minimise=lambda violation: minimise(target, violation),
+    machine = family.build_machine(target, property_id, tracker)
+    result = run_to_verdict(
+        machine, tracker, prop.situations, PropertyResult(property_id, "passed", prop.title),
+        target=target, profile=profile, seed=seed,
+        minimise=lambda violation: minimise(family, target, violation), family=family.name,
     )
+    result.figures = family.figures(tracker.tallies)
+    return result
 
 
 class _Situation(Protocol):
@@ -150,12 +149,12 @@ def run_to_verdict(
     profile: Profile,
     seed: int,
     minimise: Callable[[Violation], Violation],
+    family: str,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
 
-    The one place where a run becomes a verdict, for the rollback machines and
-    the diff machines alike: a :class:`Violation` is minimised into a
+    The one place where a run becomes a verdict, for every family: a :class:`Violation` is minimised into a
     counterexample; a harness failure, a non-deterministic SUT or an unexpected
     exception is ``error``; a clean run that missed a situation is ``unknown``.
     """
@@ -183,6 +182,7 @@ def run_to_verdict(
                 tuple(error.steps),
                 error.explanation,
                 config.durable,
+                family,
             )
         elif isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise

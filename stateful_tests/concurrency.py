@@ -654,10 +654,7 @@ def _counterexample(target: Target, failure: NotLinearizable, text: str) -> Coun
     """The longest sequential order's model operations as judged steps (all as the
     model says), the timeline in the explanation. ``None`` if that order holds no
     operation of the model (only observations): the reason still has the text."""
-    try:  # the records' home since the property-family interface
-        from rollcert.stateful_tests.family import Observed, StepRecord
-    except ImportError:  # before it
-        from rollcert.stateful_tests.judge import Observed, StepRecord  # type: ignore[attr-defined]
+    from rollcert.stateful_tests.family import Observed, StepRecord
 
     steps: list[StepRecord] = []
     for placed in replay_order(failure.history, failure.result.order):

@@ -61,10 +61,15 @@ from rollcert.model.operations import (
     TakeCheckpoint,
     operation_to_json,
 )
-from rollcert.model.reference import POLICIES, ModelState
+from rollcert.model.reference import POLICIES, ModelState, Outcome
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
 from rollcert.stateful_tests.judge import Session, Violation, replay
-from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, RULE_CAPABILITY, RULES_BY_PROPERTY
+from rollcert.stateful_tests.machines import (
+    REQUIRED_CAPABILITIES,
+    ROLLBACK,
+    RULE_CAPABILITY,
+    RULES_BY_PROPERTY,
+)
 
 Verdict = Literal["passed", "violated", "unknown", "error"]
 
@@ -338,7 +343,19 @@ def attribute(target: Target, config: BufferConfig, operations: Sequence[Operati
 class _Node:
     config: BufferConfig
     trace: tuple[Operation, ...]
-    state: ModelState
+    #: Every model state consistent with what the SUT showed (see judge.Session).
+    readings: tuple[ModelState, ...]
+
+    @property
+    def state(self) -> ModelState:
+        return self.readings[0]
+
+
+def _readings_key(
+    config: BufferConfig, readings: list[ModelState], observed: tuple[object, ...]
+) -> tuple[object, ...]:
+    """The key of a node: the keys of all its readings (usually one)."""
+    return tuple(_state_key(config, state, observed) for state in readings)
 
 
 def _state_key(config: BufferConfig, state: ModelState, observed: tuple[object, ...]) -> tuple[object, ...]:
@@ -430,14 +447,14 @@ def explore(
 
     try:
         for config in configs:
-            session = Session(target, config)
+            session = Session(ROLLBACK, target, config)
             try:
-                key = _state_key(config, session.model, (session.observe_sut(None),))
+                key = _readings_key(config, session.readings, (session.observe_sut(None),))
             finally:
                 session.close()
             if key not in seen:
                 seen.add(key)
-                frontier.append(_Node(config, (), session.model))
+                frontier.append(_Node(config, (), tuple(session.readings)))
     except HarnessError as error:
         return result("error", reason=f"the adapter or the SUT broke: {error}")
 
@@ -465,11 +482,11 @@ def explore(
                     if last_level:
                         continue
                     actual = record.actual
-                    key = _state_key(node.config, session.model, (actual.buffer, actual.depth, actual.revision))
+                    key = _readings_key(node.config, session.readings, (actual.buffer, actual.depth, actual.revision))
                     if key in seen:
                         continue
                     seen.add(key)
-                    next_frontier.append(_Node(node.config, (*node.trace, operation), session.model))
+                    next_frontier.append(_Node(node.config, (*node.trace, operation), tuple(session.readings)))
         except _Budget:
             return result("unknown", reason=f"the budget ran out during level {level}")
         except HarnessError as error:
@@ -479,7 +496,7 @@ def explore(
     return result("passed")
 
 
-def _fast_forward(target: Target, node: _Node) -> Session:
+def _fast_forward(target: Target, node: _Node) -> Session[ModelState, Operation, Outcome]:
     """A session whose SUT has performed ``node.trace`` again, and whose model is ``node.state``.
 
     The prefix was judged when the node was made, so it is replayed on the SUT
@@ -487,11 +504,11 @@ def _fast_forward(target: Target, node: _Node) -> Session:
     judged. A SUT that is not deterministic is caught by :func:`_confirm`,
     which replays a failing trace through the judge from the start.
     """
-    session = Session(target, node.config)
+    session: Session[ModelState, Operation, Outcome] = Session(ROLLBACK, target, node.config)
     try:
         for operation in node.trace:
             try:
-                session._perform(operation)
+                ROLLBACK.perform(session, operation)
             except HarnessError:
                 raise
             except Exception:  # a documented refusal, judged when the node was made
@@ -499,7 +516,7 @@ def _fast_forward(target: Target, node: _Node) -> Session:
     except BaseException:
         session.close()
         raise
-    session.model = node.state
+    session.readings = list(node.readings)
     return session
 
 
@@ -508,7 +525,7 @@ def _confirm(
 ) -> ExhaustiveResult:
     trace = [*node.trace, operation]
     try:
-        replay(target, node.config, trace)
+        replay(ROLLBACK, target, node.config, trace)
     except Violation as violation:
         if len(violation.steps) < len(trace):
             return result(  # type: ignore[no-any-return]

@@ -40,7 +40,8 @@ from rollcert.model.operations import Operation, OutOfLogWrite, Rollback, Rollba
 from rollcert.model.properties import PROPERTIES
 from rollcert.model.reference import ModelState, initial_state, step
 from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
-from rollcert.stateful_tests.certify import DIFF_PROPERTY_IDS, CertificateData, Counterexample, certify
+from rollcert.stateful_tests.certify import CertificateData, Counterexample, certify
+from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import StepRecord, Violation
 
 #: Kinds of marked span. In text: deleted/undone ``[-…-]``, inserted/restored
@@ -271,16 +272,11 @@ def _walk_rollback(config: BufferConfig, records: Sequence[StepRecord]) -> _Walk
 def _context_lines(record: StepRecord) -> tuple[str, ...]:
     """The labelled lines a step carries besides its buffer (an apply_diff's B0,
     live base, diff and rule), whichever way the record holds them."""
-    pairs = getattr(record, "context", ())
-    if isinstance(pairs, tuple) and pairs:
-        return tuple(f"{label:<9} {text}" for label, text in pairs)
-    if hasattr(record, "context_lines"):
-        return tuple(line.strip() for line in record.context_lines())
-    return ()
+    return tuple(f"{label:<9} {text}" for label, text in record.context)
 
 
 def _is_imprecise(record: StepRecord) -> bool:
-    return bool(getattr(record, "imprecise", False)) or getattr(record, "note", "") == "imprecise"
+    return record.note.startswith("imprecise")
 
 
 def _walk_diff(config: BufferConfig, records: Sequence[StepRecord]) -> _Walk:
@@ -439,7 +435,7 @@ def walkthrough(counterexample: Counterexample, property_id: str | None = None, 
         counterexample.policy,  # type: ignore[arg-type]
         counterexample.durable,
     )
-    walk = (_walk_diff if machine in DIFF_PROPERTY_IDS else _walk_rollback)(config, counterexample.steps)
+    walk = (_walk_diff if machine in DIFFS.property_ids else _walk_rollback)(config, counterexample.steps)
     failing = walk.steps[-1]
     look = _LOOK_HERE.get(machine)
     return Walkthrough(
@@ -505,31 +501,28 @@ def _finder(record: dict[str, Any], default: str) -> str:
 def counterexample_from_json(record: dict[str, Any], property_id: str, target: Target) -> Counterexample:
     """Rebuild a certificate's counterexample by replaying its trace on ``target``:
     the step records are recomputed, never trusted from the file."""
-    from rollcert.stateful_tests.certificate import parse_trace
-    from rollcert.stateful_tests.diff_machine import is_diff_trace, parse_diff_trace, replay_diff
+    from rollcert.stateful_tests.family import NotGenerable
     from rollcert.stateful_tests.judge import replay
+    from rollcert.stateful_tests.traces import parse_trace
 
     try:
-        trace = record["counterexample"]["trace"]
-        trace_text = json.dumps(trace)
-        if is_diff_trace(trace_text):
-            config, diff_operations = parse_diff_trace(trace)
-            rerun: Callable[[], object] = lambda: replay_diff(target, config, diff_operations)  # noqa: E731
-            machine = property_id if property_id in DIFF_PROPERTY_IDS else _finder(record, "S1")
-        else:
-            config, operations = parse_trace(trace_text)
-            rerun = lambda: replay(target, config, operations)  # noqa: E731
-            machine = property_id if property_id not in DIFF_PROPERTY_IDS else "R0"
-            machine = _finder(record, machine) if property_id == "R0" else machine
+        family, config, operations = parse_trace(json.dumps(record["counterexample"]["trace"]))
     except (KeyError, TypeError, ValueError) as error:
         raise ExplainError(f"the certificate's {property_id} counterexample has no readable trace: {error!r}") from None
+    if family is DIFFS:
+        machine = property_id if property_id in DIFFS.property_ids else _finder(record, "S1")
+    else:
+        machine = property_id if property_id not in DIFFS.property_ids else "R0"
+        machine = _finder(record, machine) if property_id == "R0" else machine
     try:
-        rerun()
+        replay(family, target, config, operations)
     except Violation as violation:
         return Counterexample(
             machine, target.name, config.initial, config.capacity, config.policy,
-            tuple(violation.steps), violation.explanation, config.durable,
+            tuple(violation.steps), violation.explanation, config.durable, family.name,
         )
+    except NotGenerable as error:
+        raise ExplainError(f"the certificate's {property_id} trace cannot run on {target.name}: {error}") from None
     except HarnessError as error:
         raise ExplainError(f"the adapter or the SUT broke while replaying {property_id}: {error}") from None
     raise ExplainError(

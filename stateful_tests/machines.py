@@ -1,26 +1,29 @@
-"""One Hypothesis rule-based state machine per property.
+"""The rollback family (R0–R6): one Hypothesis rule-based state machine per property.
 
 Each property is exercised by the operations that can break it, and only
 those, so a violation found by the R2 machine is an R2 violation (R0, the
 master property, uses every rule). Rules whose capability the target lacks are
 left out; a property whose required capabilities are missing is not assessed.
 
-The machine delegates every step to :class:`rollcert.stateful_tests.judge.Session`,
-notes each operation (so Hypothesis prints a readable trace), and counts the
-situations of :mod:`rollcert.model.properties` that the run reached, so a run that never
-got anywhere interesting reports ``unknown`` instead of ``passed``.
+Only what is the family's own lives here: the rules, which properties use
+which, how each operation is done to a SUT (:meth:`RollbackFamily.perform`),
+and the minimisation moves that know what a checkpoint or a crash is. The
+generic machine (:class:`rollcert.stateful_tests.harness.FamilyMachine`) judges
+every step through :class:`rollcert.stateful_tests.judge.Session` and counts the
+situations of :mod:`rollcert.model.properties` the run reached.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
 
-from hypothesis import assume, note
+from hypothesis import assume
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
+from rollcert.model.errors import error_kind
 from rollcert.model.operations import (
     AdoptCurrent,
     ArmJournalFault,
@@ -37,11 +40,19 @@ from rollcert.model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from rollcert.model.properties import PROPERTIES, Property
-from rollcert.model.reference import splice_bytes
-from rollcert.stateful_tests import strategies
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
-from rollcert.stateful_tests.judge import Session
+from rollcert.model.reference import ModelState, Outcome, initial_state, splice_bytes, step
+from rollcert.stateful_tests import shrink, strategies
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
+from rollcert.stateful_tests.family import (
+    Candidates,
+    LiveSession,
+    NotGenerable,
+    Prediction,
+    PropertyFamily,
+    Reading,
+    Tracker,
+)
+from rollcert.stateful_tests.harness import FamilyMachine
 
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
@@ -103,42 +114,19 @@ RULE_SECOND_CAPABILITY: dict[str, Capability] = {
 }
 
 
-class Tracker:
-    """What one property's run did: examples, steps, and situations reached."""
+class RollbackMachine(FamilyMachine):
+    """Base of the rollback family's generated machines; :meth:`RollbackFamily.build_machine`
+    attaches the rules a property uses."""
 
-    def __init__(self, property_id: str) -> None:
-        rollback_property = PROPERTIES[property_id]
-        if not isinstance(rollback_property, Property):  # S1-S3 have their own machine
-            raise TypeError(f"{property_id} is not judged by the rollback machines")
-        self.property = rollback_property
-        self.examples = 0
-        self.steps = 0
-        self.reached: Counter[str] = Counter()
-
-
-class RollbackMachine(RuleBasedStateMachine):
-    """Base of the generated machines; the rules are attached by :func:`build_machine`."""
-
-    target: Target
-    tracker: Tracker
     #: "never", "sometimes" (R0: bounded and unbounded buffers) or "always" (R6).
-    bounded: str
+    bounded: ClassVar[str] = "never"
     #: Ask for a durable journal (the R5 machine).
-    durable: bool = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.session: Session | None = None
+    durable: ClassVar[bool] = False
 
     @property
     def alphabet(self) -> bytes:
         """The bytes generated text is made of (the target may narrow or widen it)."""
         return self.target.alphabet or strategies.WIDE_ALPHABET
-
-    @property
-    def live(self) -> Session:
-        assert self.session is not None
-        return self.session
 
     @initialize(data=st.data())
     def start(self, data: st.DataObject) -> None:
@@ -152,25 +140,7 @@ class RollbackMachine(RuleBasedStateMachine):
                 data.draw(strategies.capacities(), label="capacity"),
                 data.draw(strategies.policies(), label="policy"),
             )
-        note(f"config: {config}")
-        self.session = Session(self.target, config)
-        self.tracker.examples += 1
-
-    def run(self, operation: Operation) -> None:
-        if self.target.sets_aside(self.live.model, operation):
-            return  # a known finding this focused target sets aside; not taken
-        note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
-        before = self.live.model
-        outcome, _ = self.live.predict(operation)
-        self.live.execute(operation)
-        self.tracker.steps += 1
-        for situation in self.tracker.property.situations:
-            if situation.reached(before, operation, outcome):
-                self.tracker.reached[situation.name] += 1
-
-    def teardown(self) -> None:
-        if self.session is not None:
-            self.session.close()
+        self.begin(config)
 
 
 # -- the rules ---------------------------------------------------------------------
@@ -233,7 +203,7 @@ def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
     # again — where a checkpoint that is "just a depth" lands on the wrong state —
     # and a live one whose way back crosses an out-of-log write, which a
     # rollback_to that jumps to a stored copy would erase without a word.
-    state = machine.live.model
+    state: ModelState = machine.live.model
     count = len(state.checkpoints)
     live = set(state.serials)
 
@@ -380,21 +350,267 @@ def rules_for(property_id: str, capabilities: frozenset[Capability]) -> tuple[st
     )
 
 
-def missing_capabilities(property_id: str, target: Target) -> frozenset[Capability]:
-    return REQUIRED_CAPABILITIES[property_id] - target.capabilities
+class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
+    """R0–R6 over :mod:`rollcert.model.reference`: the rules above, how each
+    operation is done to a SUT, and this family's minimisation moves."""
+
+    name = "rollback"
+    property_ids = ("R0", "R1", "R2", "R3", "R4", "R5", "R6")
+    legacy_trace_schemas = ("rollcert-trace/1",)
+
+    # -- the model ---------------------------------------------------------------------
+
+    def initial_state(self, config: BufferConfig) -> ModelState:
+        return initial_state(config.initial, config.capacity, config.policy)
+
+    def predict(self, state: ModelState, operation: Operation) -> Prediction[ModelState, Outcome]:
+        """The model's outcome; bad arguments are an expected ValueError/TypeError
+        that changes nothing. A rollback that meets an out-of-log write may
+        also stop there (the model's ``also_acceptable``)."""
+        try:
+            outcome = step(state, operation)
+        except (ValueError, TypeError) as error:
+            return Prediction(Outcome(state, type(error), message=str(error)), (Reading(state, error_kind(error)),))
+        kind = error_kind(outcome.error) if outcome.error else None
+        readings: tuple[Reading[ModelState], ...] = (Reading(outcome.state, kind),)
+        if outcome.also_acceptable is not None:
+            readings += (Reading(outcome.also_acceptable, kind, "the other outcome the rules allow"),)
+        return Prediction(outcome, readings)
+
+    def content(self, state: ModelState) -> bytes:
+        return state.current
+
+    def depth(self, state: ModelState) -> int:
+        return state.depth
+
+    def revision(self, state: ModelState) -> int:
+        return state.revision
+
+    def accepts(self, operation: object) -> bool:
+        return isinstance(operation, Operation)
+
+    # -- the system under test -----------------------------------------------------------
+
+    def perform(self, live: LiveSession, operation: Operation) -> None:
+        sut = live.sut
+        if isinstance(operation, Splice):
+            sut.splice(operation.offset, operation.delete_length, operation.insert)
+        elif isinstance(operation, OutOfLogWrite):
+            sut.write_out_of_log(operation.offset, operation.delete_length, operation.insert)
+        elif isinstance(operation, TakeCheckpoint):
+            live.handles.setdefault("checkpoint", []).append(sut.checkpoint())
+        elif isinstance(operation, RollbackTo):
+            tokens = live.handles.get("checkpoint", [])
+            if not 0 <= operation.checkpoint < len(tokens):
+                raise NotGenerable(f"{operation.describe()}: only {len(tokens)} checkpoints were taken")
+            sut.rollback_to(tokens[operation.checkpoint])
+        elif isinstance(operation, RollbackToForeign):
+            sut.rollback_to(live.other_sut().checkpoint())
+        elif isinstance(operation, Rollback):
+            sut.rollback(operation.steps)
+        elif isinstance(operation, ArmJournalFault):
+            sut.arm_journal_fault()
+        elif isinstance(operation, AdoptCurrent):
+            sut.adopt_current()
+        elif isinstance(operation, Compact):
+            sut.compact(operation.keep)
+        elif isinstance(operation, CrashDuring):
+            refusals: list[Exception] = []
+
+            def interrupted_operation() -> None:
+                # A refusal is kept for after the recovery; the adapter's crash
+                # signal (a BaseException) passes through to the adapter.
+                try:
+                    self.perform(live, operation.operation)
+                except Exception as refusal:
+                    refusals.append(refusal)
+
+            live.sut_report = sut.run_with_crash(interrupted_operation, operation.io_event, operation.lost)
+            if refusals:
+                raise refusals[0]
+        elif isinstance(operation, Restart):
+            sut.restart()
+        elif isinstance(operation, CorruptRecord):
+            live.sut_report = sut.corrupt_committed_record()
+            try:
+                sut.restart()
+            except Exception:
+                sut.repair_corruption()  # recovery refused, as it must: carry on from the same state
+                raise
+        else:  # pragma: no cover - every operation kind is handled above
+            raise HarnessError(f"no way to perform {operation!r}")
+
+    def narrow(
+        self, live: LiveSession, operation: Operation, before: ModelState, prediction: Prediction[ModelState, Outcome]
+    ) -> Prediction[ModelState, Outcome]:
+        """Sharpen the model's prediction with what only the SUT can know: a crash
+        that came after the operation completed leaves no excuse to lose it, and
+        a journal with no record but the last has nothing that can be corrupt."""
+        main = prediction.readings[0]
+        if isinstance(operation, CrashDuring) and not live.sut_report:
+            return replace(prediction, readings=(main,))  # the crash came after the operation
+        if isinstance(operation, CrashDuring) and main.error is not None:
+            # The operation was failing (say, a write refused) when the crash hit:
+            # the process died before it could report the error; nothing changed.
+            return replace(prediction, readings=(Reading(main.state, None),))
+        if isinstance(operation, CorruptRecord) and not live.sut_report:
+            return replace(prediction, readings=(Reading(before, None),))  # nothing but the last record to corrupt
+        return prediction
+
+    # -- certification ---------------------------------------------------------------------
+
+    def required_capabilities(self, property_id: str) -> frozenset[Capability]:
+        return REQUIRED_CAPABILITIES[property_id]
+
+    def build_machine(self, target: Target, property_id: str, tracker: Tracker) -> type[RollbackMachine]:
+        """A machine class with exactly the rules ``property_id`` uses on ``target``."""
+        namespace: dict[str, Any] = {name: RULES[name] for name in rules_for(property_id, target.capabilities)}
+        namespace.update(
+            family=self,
+            target=target,
+            tracker=tracker,
+            bounded=(
+                "never"
+                if Capability.BOUNDED not in target.capabilities
+                else {"R0": "sometimes", "R6": "always"}.get(property_id, "never")
+            ),
+            durable=property_id == "R5",
+        )
+        return type(f"{property_id}Machine", (RollbackMachine,), namespace)
+
+    # -- minimisation ---------------------------------------------------------------------
+
+    def without_step(self, operations: list[Operation], index: int) -> list[Operation] | None:
+        """Delete one step, renumbering checkpoints; ``None`` if a later step needs it."""
+        removed = operations[index]
+        if not isinstance(removed, TakeCheckpoint):
+            return operations[:index] + operations[index + 1 :]
+        number = sum(isinstance(op, TakeCheckpoint) for op in operations[:index])
+        result: list[Operation] = []
+        for op in operations[:index] + operations[index + 1 :]:
+            if isinstance(op, RollbackTo):
+                if op.checkpoint == number:
+                    return None
+                if op.checkpoint > number:
+                    op = RollbackTo(op.checkpoint - 1)
+            result.append(op)
+        return result
+
+    def simpler(self, operation: Operation) -> Iterator[Operation]:
+        if isinstance(operation, (Splice, OutOfLogWrite)):
+            yield from shrink.simpler_edits(operation)
+        elif isinstance(operation, Rollback) and operation.steps > 1:
+            yield Rollback(operation.steps - 1)
+        elif isinstance(operation, Compact) and operation.keep:
+            yield Compact(0)
+            yield Compact(operation.keep - 1)
+        elif isinstance(operation, CorruptRecord):
+            yield Restart()  # a plain crash is the simpler story
+        elif isinstance(operation, CrashDuring):
+            yield operation.operation  # no crash at all
+            for lost in sorted({0, 1, operation.lost // 2, operation.lost - 1}):
+                if 0 <= lost < operation.lost:
+                    yield replace(operation, lost=lost)
+            if operation.io_event:
+                yield replace(operation, io_event=0)
+                yield replace(operation, io_event=operation.io_event - 1)
+            for inner in self.simpler(operation.operation):
+                if isinstance(inner, (Splice, Rollback, RollbackTo, Compact)):
+                    yield replace(operation, operation=inner)
+
+    def candidates(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
+        yield from shrink.single_deletions(self, config, operations)
+        yield from _edit_with_its_rollback_shortened(config, operations)
+        yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
+        yield from _idle_crash_merged(config, operations)
+        yield from shrink.pair_deletions(self, config, operations)
+        yield from shrink.simpler_operations(self, config, operations)
+        yield from shrink.shorter_initial(config, operations)
+        yield from shrink.plainer_initial(config, operations)
+        yield from self._smaller_capacity(config, operations)
+
+    def _smaller_capacity(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
+        if config.capacity is not None and config.capacity > 1:
+            smaller = replace(config, capacity=config.capacity - 1)
+            yield smaller, operations
+            # A smaller journal fills one edit sooner: drop an edit in the same move.
+            for _, shorter in shrink.single_deletions(self, config, operations):
+                yield smaller, shorter
+
+    def generable(self, config: BufferConfig, operations: Sequence[Operation], target: Target) -> bool:
+        """Whether the machines could have produced this trace (their preconditions):
+        an out-of-log write that changes nothing, say, is a step no machine takes,
+        and a counterexample built on it would confuse more than it explains."""
+        try:
+            state = initial_state(config.initial, config.capacity, config.policy)
+            for operation in operations:
+                if isinstance(operation, OutOfLogWrite) and (
+                    state.depth in state.barriers
+                    or splice_bytes(state.current, operation.offset, operation.delete_length, operation.insert)
+                    == state.current
+                ):
+                    return False
+                if isinstance(operation, ArmJournalFault) and state.fault_armed:
+                    return False
+                if isinstance(operation, Rollback) and state.depth == 0:
+                    return False  # every rollback rule waits for a record to undo
+                if target.sets_aside(state, operation):
+                    return False
+                if isinstance(operation, RollbackTo) and not 0 <= operation.checkpoint < len(state.checkpoints):
+                    return False
+                try:
+                    state = step(state, operation).state
+                except (ValueError, TypeError):
+                    if isinstance(operation, (CrashDuring, Compact)):
+                        return False  # the R5 machine only draws valid arguments
+                    continue  # a bad-argument step (R0's bad_splice): refused, nothing changes
+        except (ValueError, TypeError):
+            return False  # a bad configuration
+        return True
 
 
-def build_machine(target: Target, property_id: str, tracker: Tracker) -> type[RollbackMachine]:
-    """A machine class with exactly the rules ``property_id`` uses on ``target``."""
-    namespace: dict[str, Any] = {name: RULES[name] for name in rules_for(property_id, target.capabilities)}
-    namespace.update(
-        target=target,
-        tracker=tracker,
-        bounded=(
-            "never"
-            if Capability.BOUNDED not in target.capabilities
-            else {"R0": "sometimes", "R6": "always"}.get(property_id, "never")
-        ),
-        durable=property_id == "R5",
-    )
-    return type(f"{property_id}Machine", (RollbackMachine,), namespace)
+def _edit_with_its_rollback_shortened(config: BufferConfig, operations: list[Operation]) -> Candidates:
+    """Deleting an edit that a later multi-step rollback undoes needs that rollback
+    shortened by one in the same move, or the trace changes meaning."""
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, Splice):
+            continue
+        for later in range(index + 1, len(operations)):
+            rollback = operations[later]
+            if isinstance(rollback, Rollback) and rollback.steps >= 2:
+                shortened = list(operations)
+                shortened[later] = Rollback(rollback.steps - 1)
+                yield config, shortened[:index] + shortened[index + 1 :]
+
+
+def _rollback_to_as_rollback(config: BufferConfig, operations: list[Operation]) -> Iterator[list[Operation]]:
+    """A rollback_to a live checkpoint is a rollback(n); once rewritten, the
+    checkpoint itself can go in a later pass."""
+    try:
+        state = initial_state(config.initial, config.capacity, config.policy)
+    except (ValueError, TypeError):
+        return
+    for index, operation in enumerate(operations):
+        if isinstance(operation, RollbackTo) and 0 <= operation.checkpoint < len(state.checkpoints):
+            serial, _ = state.checkpoints[operation.checkpoint]
+            if serial in state.serials:
+                steps = state.depth - state.serials.index(serial)
+                yield operations[:index] + [Rollback(steps)] + operations[index + 1 :]
+        try:
+            state = step(state, operation).state
+        except (ValueError, TypeError):
+            continue
+
+
+def _idle_crash_merged(config: BufferConfig, operations: list[Operation]) -> Candidates:
+    """An operation followed by an idle crash is one step: the same operation
+    with a crash scheduled after its last I/O call (R5)."""
+    for index in range(len(operations) - 1):
+        operation, following = operations[index], operations[index + 1]
+        if isinstance(following, Restart) and isinstance(operation, (Splice, Rollback, RollbackTo, Compact)):
+            merged = CrashDuring(operation, strategies.AFTER_THE_LAST_IO_CALL, 0)
+            yield config, operations[:index] + [merged] + operations[index + 2 :]
+
+
+#: The rollback family: one object serves every run.
+ROLLBACK = RollbackFamily()

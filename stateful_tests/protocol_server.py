@@ -25,8 +25,9 @@ from itertools import count
 from typing import IO
 
 from rollcert.impl import Checkpoint, FaultInjectingJournal, InMemoryJournal, JournaledBuffer
+from rollcert.model.contract import check_splice_arguments
 from rollcert.model.errors import UnreachableRollbackError, error_kind
-from rollcert.model.reference import POLICIES, check_splice_arguments
+from rollcert.model.reference import POLICIES
 from rollcert.stateful_tests import SUITE_VERSION
 from rollcert.stateful_tests.protocol import (
     PROTOCOL_ERROR_KIND,

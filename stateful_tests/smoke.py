@@ -204,7 +204,7 @@ def _run_diff_steps(target: Target, check: SmokeCheck, set_aside: list[str]) -> 
     session = Session(DIFFS, target, check.config)
     try:
         for operation in check.operations:
-            if target.sets_aside(session.model, operation):  # type: ignore[arg-type]
+            if target.sets_aside(session.model, operation):
                 set_aside.append(operation.describe())
                 continue
             session.execute(operation)  # type: ignore[arg-type]

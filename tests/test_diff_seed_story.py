@@ -17,17 +17,10 @@ import pytest
 
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.diffs import DiffableBuffer
-from rollcert.model.diffs import (
-    ApplyDiff,
-    Hunk,
-    Region,
-    TakeSnapshot,
-    ToolWrite,
-    diff_step,
-    initial_diff_state,
-)
+from rollcert.model.contract import Hunk, Region
+from rollcert.model.diffs import diff_step, initial_diff_state
 from rollcert.model.errors import StaleBaseError
-from rollcert.model.operations import Splice
+from rollcert.model.operations import ApplyDiff, Splice, TakeSnapshot, ToolWrite
 from rollcert.specimens.write_set_only import WriteSetOnlyBuffer
 
 LINES = 1000

@@ -66,9 +66,9 @@ def test_a_diff_counterexample_shows_base_live_base_diff_and_wrong_result() -> N
         assert label in text, text
     assert "reject (StaleBaseError)" in text
     record = to_json(certificate)["properties"]["S1"]
-    assert record["counterexample"]["trace"]["schema"] == "rollcert-diff-trace/1"
+    assert record["counterexample"]["trace"]["family"] == "diffs"
     applies = [s for s in record["counterexample"]["steps"] if s["operation"]["op"] == "apply_diff"]
-    assert applies and "snapshot_base" in applies[-1] and applies[-1]["diff"]
+    assert applies and "base B0" in applies[-1]["context"] and applies[-1]["context"]["diff"]
     assert "S1" in render_markdown(certificate)
 
 

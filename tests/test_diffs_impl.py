@@ -8,20 +8,18 @@ from hypothesis import strategies as st
 
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, map_gap, map_intervals
-from rollcert.model.diffs import (
+from rollcert.model.contract import Hunk, Region
+from rollcert.model.diffs import DiffModelState, diff_step, initial_diff_state
+from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
+from rollcert.model.operations import (
     ApplyDiff,
-    DiffModelState,
     DiffOperation,
-    Hunk,
-    Region,
+    Rollback,
     RollbackDiff,
+    Splice,
     TakeSnapshot,
     ToolWrite,
-    diff_step,
-    initial_diff_state,
 )
-from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
-from rollcert.model.operations import Rollback, Splice
 from rollcert.stateful_tests import strategies
 
 

@@ -6,27 +6,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rollcert.model.contract import Hunk, Region
 from rollcert.model.diffs import (
-    DIFF_PROPERTIES,
     Accepted,
-    ApplyDiff,
     Diff,
     DiffModelState,
-    Hunk,
-    Region,
     Rejected,
-    RollbackDiff,
-    TakeSnapshot,
-    ToolWrite,
     apply,
     content_of,
-    diff_operation_from_json,
-    diff_operation_to_json,
     diff_step,
     initial_diff_state,
 )
 from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
-from rollcert.model.operations import Rollback, Splice
+from rollcert.model.operations import (
+    ApplyDiff,
+    Rollback,
+    RollbackDiff,
+    Splice,
+    TakeSnapshot,
+    ToolWrite,
+    operation_from_json,
+    operation_to_json,
+)
 from rollcert.model.properties import PROPERTIES
 
 
@@ -254,7 +255,7 @@ def test_a_stale_snapshot_at_a_matching_depth_is_judged_by_content() -> None:
     ],
 )
 def test_diff_operations_round_trip_through_json(operation: object) -> None:
-    assert diff_operation_from_json(diff_operation_to_json(operation)) == operation  # type: ignore[arg-type]
+    assert operation_from_json(operation_to_json(operation)) == operation  # type: ignore[arg-type]
     assert operation.describe()  # type: ignore[attr-defined]
 
 
@@ -270,11 +271,11 @@ def test_diff_operations_round_trip_through_json(operation: object) -> None:
 )
 def test_bad_diff_operation_json_is_refused(record: object) -> None:
     with pytest.raises((ValueError, TypeError)):
-        diff_operation_from_json(record)
+        operation_from_json(record)
 
 
 def test_s1_s2_s3_are_in_the_property_registry_with_situations() -> None:
     for property_id in ("S1", "S2", "S3"):
         prop = PROPERTIES[property_id]
-        assert prop is DIFF_PROPERTIES[property_id]
+        assert prop is PROPERTIES[property_id]
         assert prop.statement.strip() and prop.situations

@@ -324,6 +324,8 @@ ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
         capacity=2,
         policy="evict_oldest",
     ),
+    # R1's operations (one splice, one single-step rollback) over repeated text.
+    ("first_match_scan", "R1"): Scenario((Splice(6, 1, b""), Rollback(1)), initial=b"aaaaaabaaaa"),
     ("first_match_scan", "R3"): Scenario(
         (Splice(5, 0, b"b"), Splice(0, 0, b"c"), Rollback(2)), initial=b"aaaaabbbb"
     ),

@@ -21,18 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.model.diffs import ApplyDiff, DiffModelState, DiffOperation, Hunk, TakeSnapshot, ToolWrite
+from rollcert.model.contract import Hunk
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.operations import ApplyDiff, DiffOperation, TakeSnapshot, ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.stateful_tests.adapter import BufferConfig, CapabilityMissing, KnownFinding, Target
 from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS, focused
+from rollcert.stateful_tests.certificate import show_bytes
 from rollcert.stateful_tests.certify import CertificateData, PropertyResult, certify
-from rollcert.stateful_tests.diff_machine import (
-    DECLARED_READ_CHANGED,
-    POSITIONAL_ON_MOVED_BASE,
-    DiffStepRecord,
-    replay_diff,
-)
-from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, DIFFS, POSITIONAL_ON_MOVED_BASE
+from rollcert.stateful_tests.judge import StepRecord, Violation, replay
 from rollcert.stateful_tests.targets import TargetError, resolve_target
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
@@ -100,11 +98,15 @@ def _s1(target: str) -> PropertyResult:
     return certificate_of(target, documented.profile, documented.seed).results["S1"]
 
 
-def _counterexample(result: PropertyResult) -> list[DiffStepRecord]:
+def _counterexample(result: PropertyResult) -> list[StepRecord]:
     assert result.verdict == "violated" and result.counterexample is not None, result.reason
-    steps = list(result.counterexample.steps)
-    assert all(isinstance(step, DiffStepRecord) for step in steps)
-    return steps  # type: ignore[return-value]  # checked just above
+    assert result.counterexample.family == "diffs"
+    return list(result.counterexample.steps)
+
+
+def _snapshot_base(step: StepRecord) -> str:
+    """The snapshot B0 an apply_diff step was authored on, as the step's context shows it."""
+    return dict(step.context)["base B0"]
 
 
 def test_every_registered_diff_applier_is_documented() -> None:
@@ -143,7 +145,7 @@ def test_verdicts_are_as_documented(documented: Documented) -> None:
 # -- what each finding is ------------------------------------------------------------------
 
 
-def _accepted_what_the_rule_rejects(step: DiffStepRecord) -> bool:
+def _accepted_what_the_rule_rejects(step: StepRecord) -> bool:
     return step.expected.error == "StaleBaseError" and step.actual.error is None
 
 
@@ -152,7 +154,7 @@ def test_a_positional_diff_is_applied_on_a_moved_base(target: str) -> None:
     """A patch cannot say it is positional: the tool places it by its context."""
     last = _counterexample(_s1(target))[-1]
     assert isinstance(last.operation, ApplyDiff) and last.operation.mode == "positional"
-    assert last.snapshot_base != last.before and _accepted_what_the_rule_rejects(last), (
+    assert not _snapshot_base(last).startswith(show_bytes(last.before) + " ") and _accepted_what_the_rule_rejects(last), (
         f"{target}: S1 changed"
     )
 
@@ -160,7 +162,7 @@ def test_a_positional_diff_is_applied_on_a_moved_base(target: str) -> None:
 def test_git_apply_ignores_a_changed_declared_read() -> None:
     last = _counterexample(_s1("git-apply"))[-1]
     assert isinstance(last.operation, ApplyDiff) and last.operation.reads
-    assert "region" in last.expected_result and _accepted_what_the_rule_rejects(last), "git-apply: S1 changed"
+    assert "region" in dict(last.context)["rule"] and _accepted_what_the_rule_rejects(last), "git-apply: S1 changed"
 
 
 def test_git_apply_places_a_positional_diff_on_a_moved_base_when_reads_are_set_aside() -> None:
@@ -253,9 +255,9 @@ TWO_HUNKS: list[DiffOperation] = [
 ]
 
 
-def _replay(name: str, initial: bytes, operations: list[DiffOperation]) -> list[DiffStepRecord]:
+def _replay(name: str, initial: bytes, operations: list[DiffOperation]) -> list[StepRecord]:
     _require(name)
-    return replay_diff(resolve_target(name), BufferConfig(initial), operations)
+    return replay(DIFFS, resolve_target(name), BufferConfig(initial), operations)
 
 
 def test_gnu_patch_leaves_the_hunks_that_applied() -> None:

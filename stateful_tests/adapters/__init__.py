@@ -13,8 +13,9 @@ import importlib
 from dataclasses import replace
 from importlib import metadata
 
+from rollcert.model.contract import check_splice_arguments
 from rollcert.model.operations import Operation, Rollback, Splice
-from rollcert.model.reference import ModelState, check_splice_arguments, splice_bytes
+from rollcert.model.reference import ModelState, splice_bytes
 from rollcert.stateful_tests.adapter import KnownFinding, Target
 
 #: Registered name -> "module:attribute" of a zero-argument function building the Target.

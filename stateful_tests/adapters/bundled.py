@@ -8,7 +8,7 @@ buffer's storage, bypassing the journal exactly as a stray writer would.
 from __future__ import annotations
 
 from rollcert.impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer
-from rollcert.model.reference import check_splice_arguments
+from rollcert.model.contract import check_splice_arguments
 from rollcert.stateful_tests import SUITE_VERSION
 from rollcert.stateful_tests.adapter import (
     BufferConfig,

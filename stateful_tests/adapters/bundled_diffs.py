@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
-from rollcert.model.diffs import Hunk, Region
+from rollcert.model.contract import Hunk, Region
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
 from rollcert.stateful_tests.adapters.bundled import BundledAdapter
 

@@ -36,9 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rollcert.model.diffs import Hunk, Region, check_diff
+from rollcert.model.contract import Hunk, Region, check_diff, check_splice_arguments
 from rollcert.model.errors import StaleBaseError
-from rollcert.model.reference import check_splice_arguments
 from rollcert.stateful_tests.adapter import (
     BufferConfig,
     Capability,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.model.reference import check_integer, check_splice_arguments
+from rollcert.model.contract import check_integer, check_splice_arguments
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
 from rollcert.stateful_tests.adapters import (
     EMPTY_EDIT_NOT_RECORDED,

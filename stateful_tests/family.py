@@ -1,0 +1,303 @@
+"""What the generic harness needs to know about one family of properties.
+
+rollcert certifies several *families* of properties, each over its own model:
+the rollback family (R0–R6) over :mod:`rollcert.model.reference`, the diff
+family (S1–S3) over the identity-tagged :mod:`rollcert.model.diffs`. Everything
+that does not depend on the model — stepping a model and a system under test
+together and comparing them (:mod:`rollcert.stateful_tests.judge`), the
+Hypothesis machine's bookkeeping (:mod:`rollcert.stateful_tests.harness`),
+minimising a counterexample (:mod:`rollcert.stateful_tests.shrink`), traces,
+certificates and the command line — is written once, against the small
+interface below. A family brings only what is its own: how the model predicts
+a step, how a step is performed on a SUT, its Hypothesis rules, its
+minimisation moves and its explanations. A new family is one module that
+subclasses :class:`PropertyFamily` and one line in
+:mod:`rollcert.stateful_tests.families`.
+
+This module also holds the plain records every family's steps produce
+(:class:`Observed`, :class:`StepRecord`) and the plain-words explanation of a
+step that went wrong, so that a counterexample reads the same whatever family
+found it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+from rollcert.model.properties import PROPERTIES, Property
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+
+if TYPE_CHECKING:  # typing only: the harness module imports this one
+    from hypothesis.stateful import RuleBasedStateMachine
+
+StateT = TypeVar("StateT")
+OperationT = TypeVar("OperationT")
+OutcomeT = TypeVar("OutcomeT")
+
+
+class NotGenerable(Exception):
+    """A trace step this family's machine could never have produced (say, a diff
+    whose hunks no longer fit its snapshot after shrinking changed an earlier
+    step). Not a verdict: the trace is not a test of this target."""
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What could be seen of one side after a step: the documented error it
+    raised (by kind name), its bytes, and its depth and revision where the
+    target reports them."""
+
+    error: str | None
+    buffer: bytes
+    depth: int | None
+    revision: int | None
+
+    def describe(self) -> str:
+        parts = [repr(self.buffer)]
+        if self.depth is not None:
+            parts.append(f"depth {self.depth}")
+        if self.revision is not None:
+            parts.append(f"revision {self.revision}")
+        outcome = f"raised {self.error}" if self.error else "succeeded"
+        return f"{outcome}; buffer {', '.join(parts)}"
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One judged step: the model's prediction and what the SUT did.
+
+    ``context`` holds the labelled lines a reader needs to judge the step that
+    are not the buffer itself (for an apply_diff: the snapshot B0, the live
+    base, the diff, what the rule says). ``note`` names the reading of the
+    model the SUT matched when it was not the model's first one (for example
+    ``imprecise``: a refusal the rule did not require, with nothing changed).
+    """
+
+    index: int
+    operation: Any
+    before: bytes
+    expected: Observed
+    actual: Observed
+    ok: bool
+    sut_message: str = ""
+    context: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Reading(Generic[StateT]):
+    """One outcome the model allows for a step: the state it leaves, and the
+    documented error the SUT must raise on the way (``None``: success)."""
+
+    state: StateT
+    error: str | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Prediction(Generic[StateT, OutcomeT]):
+    """What the model says of one step. ``readings[0]`` is the model's own
+    outcome; any further reading is an outcome the rules also allow (a rollback
+    that stops at an out-of-log write, a diff refused by a cautious applier).
+    ``outcome`` is the model's raw result, for the situations and explanations."""
+
+    outcome: OutcomeT
+    readings: tuple[Reading[StateT], ...]
+    context: tuple[tuple[str, str], ...] = ()
+
+
+class LiveSession(Protocol):
+    """What :meth:`PropertyFamily.perform` may use of the session stepping it."""
+
+    target: Target
+    config: BufferConfig
+    sut: SystemUnderTest
+    #: Opaque objects the SUT handed out, by kind ("checkpoint", "snapshot",
+    #: "applied"), in the order the trace names them.
+    handles: dict[str, list[object | None]]
+    #: What the SUT reported about the last operation, where the family asks
+    #: (whether a crash interrupted it, whether there was a record to corrupt).
+    sut_report: bool
+
+    def other_sut(self) -> SystemUnderTest: ...
+
+
+def first_difference(expected: bytes, actual: bytes) -> tuple[int, int, int] | None:
+    """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
+
+    The span is what remains after stripping the common prefix and suffix, so it
+    marks exactly the bytes a reader should look at.
+    """
+    if expected == actual:
+        return None
+    start = 0
+    limit = min(len(expected), len(actual))
+    while start < limit and expected[start] == actual[start]:
+        start += 1
+    end_e, end_a = len(expected), len(actual)
+    while end_e > start and end_a > start and expected[end_e - 1] == actual[end_a - 1]:
+        end_e -= 1
+        end_a -= 1
+    return start, end_e, end_a
+
+
+def explain(record: StepRecord) -> str:
+    """A plain-words account of why a step is a violation ("Let … Then …")."""
+    expected, actual = record.expected, record.actual
+    lines = [
+        f"Let the buffer be {record.before!r} before step {record.index}, {record.operation.describe()}.",
+        f"The model {expected.describe()}.",
+        f"The implementation {actual.describe()}.",
+    ]
+    if expected.error != actual.error:
+        if expected.error is None:
+            lines.append(f"Then the implementation refused ({actual.error}) an operation the rules allow.")
+        elif actual.error is None:
+            consequence = (
+                "whatever it produced is a state that should not exist"
+                if expected.buffer != actual.buffer
+                else "its buffer happens to equal the unchanged one, but the refusal the caller relies on never came"
+            )
+            lines.append(
+                f"Then the implementation accepted an operation the rules refuse with {expected.error}: {consequence}."
+            )
+        else:
+            lines.append(f"Then it raised {actual.error} where the rules say {expected.error}.")
+    span = first_difference(expected.buffer, actual.buffer)
+    if span is not None:
+        start, end_e, end_a = span
+        lines.append(
+            f"Then the bytes differ at [{start}, {max(end_e, end_a)}): expected "
+            f"{expected.buffer[start:end_e]!r}, got {actual.buffer[start:end_a]!r} — "
+            "a buffer that never existed in this history, a contradiction."
+        )
+    if expected.depth != actual.depth:
+        lines.append(f"Then the depth is {actual.depth}, not {expected.depth}: the log and the buffer disagree.")
+    if expected.revision != actual.revision:
+        lines.append(f"Then the revision is {actual.revision}, not {expected.revision}.")
+    return " ".join(lines)
+
+
+class Tracker:
+    """What one property's run did: examples, steps, the situations reached, and
+    the family's tallies (the diff family counts rule-accepted and SUT-accepted
+    diffs for its precision figure)."""
+
+    def __init__(self, property_id: str) -> None:
+        self.property: Property[Any, Any, Any] = PROPERTIES[property_id]
+        self.examples = 0
+        self.steps = 0
+        self.reached: Counter[str] = Counter()
+        self.tallies: Counter[str] = Counter()
+
+
+#: A minimisation move: (family, config, operations) -> candidate traces, each
+#: a (config, operations) pair that is shorter or simpler.
+Candidates = Iterator[tuple[BufferConfig, list[Any]]]
+
+
+class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
+    """The interface between the generic harness and one family's model.
+
+    Subclasses are stateless singletons; every method is a plain function of
+    its arguments, so one family object serves every run.
+    """
+
+    #: The family's name in traces ("rollback", "diffs").
+    name: ClassVar[str]
+    #: The properties it certifies, in certificate order.
+    property_ids: ClassVar[tuple[str, ...]]
+    #: The trace schemas of earlier releases this family still reads.
+    legacy_trace_schemas: ClassVar[tuple[str, ...]] = ()
+
+    # -- the model -------------------------------------------------------------------
+
+    @abstractmethod
+    def initial_state(self, config: BufferConfig) -> StateT:
+        """The model of a fresh buffer built from ``config``."""
+
+    @abstractmethod
+    def predict(self, state: StateT, operation: OperationT) -> Prediction[StateT, OutcomeT]:
+        """The outcomes the rules allow for ``operation`` from ``state``.
+        Raise :class:`NotGenerable` for a step this family cannot judge."""
+
+    @abstractmethod
+    def content(self, state: StateT) -> bytes: ...
+
+    @abstractmethod
+    def depth(self, state: StateT) -> int: ...
+
+    @abstractmethod
+    def revision(self, state: StateT) -> int: ...
+
+    def accepts(self, operation: object) -> bool:
+        """Whether ``operation`` is one of this family's operation kinds (for traces)."""
+        return True
+
+    # -- the system under test ----------------------------------------------------------
+
+    @abstractmethod
+    def perform(self, live: LiveSession, operation: OperationT) -> None:
+        """Do ``operation`` to ``live.sut``; whatever it raises is its answer."""
+
+    def narrow(
+        self, live: LiveSession, operation: OperationT, before: StateT, prediction: Prediction[StateT, OutcomeT]
+    ) -> Prediction[StateT, OutcomeT]:
+        """Sharpen the prediction with what only the SUT could report (see
+        :attr:`LiveSession.sut_report`). Most families have nothing to add."""
+        return prediction
+
+    def tally(
+        self, tallies: Counter[str], operation: OperationT, prediction: Prediction[StateT, OutcomeT], matched: Reading[StateT] | None
+    ) -> None:
+        """Count what the family reports as figures (see :meth:`figures`)."""
+
+    def figures(self, tallies: Counter[str]) -> dict[str, float]:
+        """Measured figures that are not verdicts (the diff family's precision)."""
+        return {}
+
+    def explain(self, record: StepRecord, before: StateT, prediction: Prediction[StateT, OutcomeT]) -> str:
+        """Why ``record`` is a violation, for people."""
+        return explain(record)
+
+    # -- certification ---------------------------------------------------------------------
+
+    @abstractmethod
+    def required_capabilities(self, property_id: str) -> frozenset[Capability]:
+        """Without these the property is ``not_assessed``."""
+
+    @abstractmethod
+    def build_machine(self, target: Target, property_id: str, tracker: Tracker) -> type[RuleBasedStateMachine]:
+        """A Hypothesis machine with exactly the rules ``property_id`` uses on ``target``."""
+
+    # -- minimisation -----------------------------------------------------------------------
+
+    @abstractmethod
+    def without_step(self, operations: list[OperationT], index: int) -> list[OperationT] | None:
+        """``operations`` without step ``index``, later references renumbered;
+        ``None`` if a later step needs the removed one."""
+
+    @abstractmethod
+    def simpler(self, operation: OperationT) -> Iterator[OperationT]:
+        """Simpler versions of one operation (shorter inserts, smaller numbers)."""
+
+    @abstractmethod
+    def candidates(self, config: BufferConfig, operations: list[OperationT]) -> Candidates:
+        """Every shorter or simpler trace worth a replay, most promising first
+        (composed from :mod:`rollcert.stateful_tests.shrink`'s generic moves)."""
+
+    @abstractmethod
+    def generable(self, config: BufferConfig, operations: Sequence[OperationT], target: Target) -> bool:
+        """Whether this family's machines could have drawn the trace on ``target``
+        (shrinking must not wander outside what the rules generate, nor bring
+        back a finding the target sets aside)."""
+
+    #: Replays the minimiser may spend on one counterexample (each takes a few
+    #: milliseconds at most).
+    replay_budget: ClassVar[int] = 2000
+    #: Exceptions that mean a candidate trace is not runnable, not that it passed.
+    not_a_trace: ClassVar[tuple[type[Exception], ...]] = (NotGenerable,)

@@ -1,0 +1,62 @@
+"""The Hypothesis machine every family's rules are attached to.
+
+A family's machine is a :class:`FamilyMachine` subclass built by the family
+(``PropertyFamily.build_machine``) with only the rules one property uses on one
+target. Everything else is here, once: starting a :class:`~rollcert.stateful_tests.judge.Session`
+per example, ``note()``-ing every configuration and step (so a failure Hypothesis
+prints is a readable trace), skipping the steps a target sets aside as known
+findings, judging each step, and counting the situations the property names, so
+that a run that never reached them reports ``unknown`` instead of ``passed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import note
+from hypothesis.stateful import RuleBasedStateMachine
+
+from rollcert.stateful_tests.adapter import BufferConfig, Target
+from rollcert.stateful_tests.family import PropertyFamily, Tracker
+from rollcert.stateful_tests.judge import Session
+
+
+class FamilyMachine(RuleBasedStateMachine):
+    """Base of every generated machine; the family attaches rules and ``start``."""
+
+    family: ClassVar[PropertyFamily[Any, Any, Any]]
+    target: ClassVar[Target]
+    tracker: ClassVar[Tracker]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Session[Any, Any, Any] | None = None
+
+    @property
+    def live(self) -> Session[Any, Any, Any]:
+        assert self.session is not None, "a rule ran before the machine started"
+        return self.session
+
+    def begin(self, config: BufferConfig) -> None:
+        """Start one example: a fresh SUT and a fresh model from ``config``."""
+        note(f"config: {config}")
+        self.session = Session(self.family, self.target, config, self.tracker.tallies)
+        self.tracker.examples += 1
+
+    def run(self, operation: Any) -> None:
+        """Judge one step and count the situations it reached."""
+        if self.target.sets_aside(self.live.model, operation):
+            return  # a known finding the target sets aside; not taken
+        note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
+        before = self.live.model
+        self.live.execute(operation)
+        self.tracker.steps += 1
+        prediction = self.live.last_prediction
+        assert prediction is not None
+        for situation in self.tracker.property.situations:
+            if situation.reached(before, operation, prediction.outcome):
+                self.tracker.reached[situation.name] += 1
+
+    def teardown(self) -> None:
+        if self.session is not None:
+            self.session.close()

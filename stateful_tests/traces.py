@@ -1,0 +1,114 @@
+"""Traces: a run's steps as plain JSON that ``rollcert replay`` runs again.
+
+One format for every family (``rollcert-trace/2``): the family's name, the
+buffer configuration and the operations, encoded by the one operation codec
+of :mod:`rollcert.model.operations`. Traces of earlier releases
+(``rollcert-trace/1`` for the rollback family, ``rollcert-diff-trace/1`` for the
+diff family) are still read. A trace is untrusted input — it may come from a
+hand-edited certificate — so every field is checked before anything runs, and a
+bad one is a ``ValueError``/``TypeError`` that names it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from rollcert.model.operations import operation_from_json, operation_to_json
+from rollcert.model.reference import POLICIES
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.families import FAMILIES, family_named
+from rollcert.stateful_tests.family import PropertyFamily
+
+TRACE_SCHEMA = "rollcert-trace/2"
+
+#: Bounds on a trace read from outside: nothing a real counterexample comes near.
+MAX_OPERATIONS = 10_000
+MAX_INITIAL_BYTES = 1 << 20
+MAX_INTEGER = 1 << 62
+
+AnyFamily = PropertyFamily[Any, Any, Any]
+
+
+def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -> dict[str, Any]:
+    return {
+        "schema": TRACE_SCHEMA,
+        "family": family.name,
+        "initial": base64.b64encode(config.initial).decode("ascii"),
+        "capacity": config.capacity,
+        "policy": config.policy,
+        **({"durable": True} if config.durable else {}),
+        "operations": [operation_to_json(op) for op in operations],
+    }
+
+
+def _check_integers(value: object, where: str) -> None:
+    """Refuse integers no trace needs (a 5000-digit number is not an offset)."""
+    if type(value) is int and not -MAX_INTEGER <= value <= MAX_INTEGER:
+        raise ValueError(f"{where}: integer out of range")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_integers(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_integers(item, f"{where}[{index}]")
+
+
+def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
+    """Parse a trace (JSON text) of any family; ``ValueError``/``TypeError`` saying what is wrong."""
+    try:
+        record = json.loads(text)
+    except RecursionError:
+        raise ValueError("the trace is nested too deeply to be a trace") from None
+    except ValueError as error:  # not JSON, or an integer too long to convert
+        raise ValueError(f"the trace is not JSON: {error}") from None
+    if not isinstance(record, dict):
+        raise TypeError(f"a trace is a JSON object, got {type(record).__name__}")
+    schema = record.get("schema")
+    if schema == TRACE_SCHEMA:
+        family_name = record.get("family")
+        if not isinstance(family_name, str):
+            raise TypeError("trace field 'family' must be a family's name")
+        family = family_named(family_name)
+    else:
+        legacy = [f for f in FAMILIES if schema in f.legacy_trace_schemas]
+        if not legacy:
+            raise ValueError(f"not a {TRACE_SCHEMA} trace (schema {schema!r})")
+        family = legacy[0]
+    initial = record.get("initial")
+    if not isinstance(initial, str):
+        raise TypeError("trace field 'initial' must be base64 text")
+    try:
+        initial_bytes = base64.b64decode(initial, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("trace field 'initial' is not valid base64") from None
+    if len(initial_bytes) > MAX_INITIAL_BYTES:
+        raise ValueError(f"trace field 'initial' holds more than {MAX_INITIAL_BYTES} bytes")
+    capacity = record.get("capacity")
+    if capacity is not None and (type(capacity) is not int or not 1 <= capacity <= MAX_INTEGER):
+        raise ValueError(f"trace field 'capacity' must be a positive integer or null, got {capacity!r}")
+    policy = record.get("policy", "reject")
+    if policy not in POLICIES:
+        raise ValueError(f"trace field 'policy' must be one of {', '.join(POLICIES)}, got {policy!r}")
+    durable = record.get("durable", False)
+    if type(durable) is not bool:
+        raise TypeError("trace field 'durable' must be true or false")
+    operations = record.get("operations")
+    if not isinstance(operations, list):
+        raise TypeError("trace field 'operations' must be a list")
+    if len(operations) > MAX_OPERATIONS:
+        raise ValueError(f"trace field 'operations' holds more than {MAX_OPERATIONS} operations")
+    parsed = []
+    for index, item in enumerate(operations):
+        where = f"trace operation {index + 1}"
+        _check_integers(item, where)
+        try:
+            operation = operation_from_json(item)
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{where}: {error}") from None
+        if not family.accepts(operation):
+            raise ValueError(f"{where}: {operation.kind!r} is not an operation of the {family.name} family")
+        parsed.append(operation)
+    return family, BufferConfig(initial_bytes, capacity, policy, durable), parsed
