@@ -175,14 +175,18 @@ class Restart:
 
 @dataclass(frozen=True)
 class CorruptRecord:
-    """Flip one bit of a committed journal record that is not the last one, then
-    recover: recovery must refuse (``RecoveryError``) rather than skip or guess.
-    The harness then repairs the bit, so the run goes on from the same state."""
+    """Corrupt the committed journal, then recover: recovery must refuse
+    (``RecoveryError``) rather than skip or guess. The kind of corruption is the
+    adapter's, in a fixed order per buffer (the bundled durable adapter's:
+    another journal's record transplanted, a bit flipped, a second writer's
+    append, a record duplicated, two swapped, one dropped — each in a record
+    that is not the last). The harness then repairs it, so the run goes on from
+    the same state."""
 
     kind: ClassVar[str] = "corrupt_record"
 
     def describe(self) -> str:
-        return "flip a bit in a committed record (not the last), then recover"
+        return "corrupt a committed record (the adapter's next kind), then recover"
 
 
 # -- self-authored diffs (S1-S3) -------------------------------------------------------
