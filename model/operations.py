@@ -178,10 +178,10 @@ class CorruptRecord:
     """Corrupt the committed journal, then recover: recovery must refuse
     (``RecoveryError``) rather than skip or guess. The kind of corruption is the
     adapter's, in a fixed order per buffer (the bundled durable adapter's:
-    another journal's record transplanted, a bit flipped, a second writer's
-    append, a record duplicated, two swapped, one dropped — each in a record
-    that is not the last). The harness then repairs it, so the run goes on from
-    the same state."""
+    every other one a bit flip, between them another journal's record
+    transplanted, a second writer's append, a record duplicated, two swapped,
+    one dropped — each at the newest record that is not the last). The harness
+    then repairs it, so the run goes on from the same state."""
 
     kind: ClassVar[str] = "corrupt_record"
 

@@ -8,8 +8,10 @@ import pytest
 
 from rollcert.impl.file_journal import DEFAULT_NAME, FileJournal, JournalReader, open_durable_buffer
 from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
-from rollcert.model.errors import RecoveryError
+from rollcert.model.errors import JournalInUseError, RecoveryError
+from rollcert.specimens.crc_only import CrcOnly
 from rollcert.specimens.mutate_before_fsync import MutateBeforeFsync
+from rollcert.specimens.no_writer_lock import NoWriterLock
 from rollcert.specimens.skip_bad_record import SkipBadRecord
 from rollcert.specimens.torn_tail_applied import TornTailApplied
 from rollcert.stateful_tests.adapters.durable import record_spans
@@ -74,3 +76,45 @@ def test_a_returned_splice_survives_a_crash_only_if_it_was_synced(
     disk.restart()
     recovered = open_durable_buffer(disk)
     assert (recovered.read() == b"abc!") is survives
+
+
+def transplanted_disk() -> SimulatedDisk:
+    """'abc' + one splice; then another journal's base record, intact, replaces ours."""
+    from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
+
+    disk = SimulatedDisk()
+    open_durable_buffer(disk, b"abc").splice(3, 0, b"!")
+    disk.crash()
+    disk.restart()
+    damaged = record_level_corruption(disk.read(DEFAULT_NAME) or b"", "transplant", 0, foreign_journal())
+    assert damaged is not None
+    disk.replace_file(DEFAULT_NAME, damaged)
+    return disk
+
+
+def test_crc_only_recovers_another_buffer() -> None:
+    recovered = open_durable_buffer(transplanted_disk(), reader=CrcOnly())
+    assert recovered.read() == b"ano!ther buffer"  # our splice on another buffer's base: never a state of ours
+
+
+def test_the_bundled_reader_refuses_the_transplanted_record() -> None:
+    with pytest.raises(RecoveryError, match="does not chain"):
+        open_durable_buffer(transplanted_disk())
+
+
+@pytest.mark.parametrize(("disk_class", "refused"), [(NoWriterLock, False), (SimulatedDisk, True)])
+def test_a_second_writer_is_refused_only_with_the_lock(disk_class: type[SimulatedDisk], refused: bool) -> None:
+    disk = disk_class()
+    first = open_durable_buffer(disk, b"abc")
+    first.splice(3, 0, b"1")
+    if refused:
+        with pytest.raises(JournalInUseError):
+            open_durable_buffer(disk)
+        return
+    second = open_durable_buffer(disk)
+    second.splice(0, 0, b"2")  # the second writer's record, chained onto the first's
+    first.splice(4, 0, b"3")  # the first writer carries on, unaware
+    disk.crash()
+    disk.restart()
+    with pytest.raises(RecoveryError):  # two records claim the same place in the chain
+        open_durable_buffer(disk)

@@ -41,13 +41,17 @@ from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
 from rollcert.model.errors import JournalError
 from rollcert.stateful_tests import SUITE_VERSION
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
-from rollcert.stateful_tests.adapters.bundled import BundledAdapter
+from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter
 
 #: The kinds of corruption, in the order an adapter's run takes them.
-CORRUPTIONS = ("transplant", "bit_flip", "second_writer", "duplicate", "swap", "drop")
+#: Every other one is a bit flip, the commonest damage (and the one a reader
+#: that skips bad records needs to meet often to be caught).
+CORRUPTIONS = (
+    "bit_flip", "transplant", "bit_flip", "second_writer", "bit_flip", "duplicate", "bit_flip", "swap", "bit_flip", "drop",
+)
 
 #: A journal of another buffer, records to copy from (built once, deterministically).
-_FOREIGN_EDITS = ((0, 0, b"foreign "), (0, 0, b"records "), (0, 0, b"elsewhere"))
+_FOREIGN_EDITS = tuple((0, 0, b"foreign %d " % number) for number in range(24))
 
 
 def record_level_corruption(journal: bytes, kind: str, index: int, foreign: bytes) -> bytes | None:
@@ -204,8 +208,9 @@ class DurableAdapter(BundledAdapter):
             return False
         if kind == "second_writer":
             return self._second_writer()
-        # The oldest record after the base if it is not the last, else the base.
-        index = 1 if len(spans) >= 3 else 0
+        # The newest record that is not the last (the base if there is no other):
+        # a reader that skips it has one record left to replay onto the wrong bytes.
+        index = len(spans) - 2
         corrupted: bytes | None
         if kind == "bit_flip":
             start, end = spans[index]
