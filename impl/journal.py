@@ -7,10 +7,10 @@ append can never leave the buffer ahead of its log.
 
 from __future__ import annotations
 
-from array import array
 from collections import deque
 from dataclasses import dataclass
 from itertools import accumulate
+from struct import pack
 from typing import NamedTuple, Protocol
 
 from rollcert.model.errors import JournalError
@@ -85,28 +85,36 @@ PACK_BATCH = 256
 
 
 class _PackedBatch:
-    """``PACK_BATCH`` consecutive records, packed: three 8-byte integers per record
-    (offset, inserted length, serial) in one ``array``, the removed bytes of all of
-    them in one ``bytes``, and where each record's removed bytes end. About 32
-    bytes per record besides the removed bytes themselves, where a tuple record
-    holds ≈ 180 (the tuple, two int objects, a ``bytes`` header, a deque slot)."""
+    """Consecutive records, packed: three 8-byte integers per record (offset,
+    inserted length, serial) and where each record's removed bytes end, in two
+    ``struct``-packed buffers, and the removed bytes of all of them in one
+    ``bytes``. About 32 bytes per record besides the removed bytes themselves,
+    where a tuple record holds ≈ 150 (the tuple, two int objects, a ``bytes``
+    header, a deque slot). Built with C-level loops (``zip``, ``struct.pack``,
+    ``accumulate``, ``join``): ≈ 0.1 µs per record, once per ``PACK_BATCH`` appends."""
 
     __slots__ = ("ends", "fields", "removed")
 
     def __init__(self, records: list[InverseRecord]) -> None:
-        self.fields = array(
-            "q", [value for offset, _, inserted, serial in records for value in (offset, inserted, serial)]
-        )
-        self.ends = array("q", accumulate([len(record[1]) for record in records]))
-        self.removed = b"".join([record[1] for record in records])
+        count = len(records)
+        offsets, removed, inserted, serials = zip(*records, strict=True)
+        #: offsets, then inserted lengths, then serials: ``count`` of each.
+        self.fields = memoryview(pack(f"{3 * count}q", *offsets, *inserted, *serials)).cast("q")
+        self.ends = memoryview(pack(f"{count}q", *accumulate(map(len, removed)))).cast("q")
+        self.removed = b"".join(removed)
 
     def record(self, index: int) -> InverseRecord:
         fields, ends = self.fields, self.ends
+        count = len(ends)
         start = ends[index - 1] if index else 0
-        base = 3 * index
         return tuple.__new__(
             InverseRecord,
-            (fields[base], self.removed[start : ends[index]], fields[base + 1], fields[base + 2]),
+            (
+                fields[index],
+                self.removed[start : ends[index]],
+                fields[count + index],
+                fields[2 * count + index],
+            ),
         )
 
     def unpack(self, first: int) -> list[InverseRecord]:
@@ -116,7 +124,7 @@ class _PackedBatch:
 class InMemoryJournal:
     """The default journal, compact: records older than the newest ``2 * PACK_BATCH``
     are packed in batches (:class:`_PackedBatch`), so a million small splices
-    hold ≈ 32 bytes of bookkeeping each instead of ≈ 180 (measured with
+    hold ≈ 33 bytes of bookkeeping each instead of ≈ 153 (measured with
     tracemalloc by ``benchmarks.run``). The newest records stay tuples in a list,
     so a splice and its undo touch only that list. Packing happens once per
     ``PACK_BATCH`` appends and unpacking once per ``PACK_BATCH`` pops (the
