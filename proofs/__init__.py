@@ -1,6 +1,6 @@
 """rollcert's symbolic proofs (z3): what is proved, what is only tested, what is not covered.
 
-Run them with ``rollcert prove`` (or ``python -m rollcert.proofs``); ``--show-counterexamples``
+Run them with ``rollcert prove``; ``--show-counterexamples``
 prints the refutations' decoded counterexamples, ``--json PATH`` writes
 schema ``rollcert-proofs/1``.
 

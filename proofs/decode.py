@@ -19,9 +19,9 @@ from typing import Any
 
 import z3
 
+from rollcert.model.contract import check_splice_arguments
 from rollcert.model.operations import Splice
 from rollcert.model.reference import splice_bytes
-from rollcert.model.contract import check_splice_arguments
 from rollcert.proofs.encoding import SymbolicBuffer, evaluate_concretely
 
 

@@ -83,6 +83,7 @@ def register(
                 capabilities=capabilities,
                 factory=factory,
                 description=story.split(". ")[0],
+                breaks=frozenset(breaks),
             ),
         )
         return cls

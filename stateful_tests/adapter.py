@@ -47,6 +47,17 @@ class HarnessError(Exception):
     """The adapter or the SUT's process broke; not a verdict on the rules."""
 
 
+class UsageError(Exception):
+    """A mistake of the person running rollcert, not a verdict: a bad option, an
+    unreadable trace, an unwritable output path. Every subcommand reports it as
+    one line on stderr and exits 3; it is the only usage-error type."""
+
+
+class TargetError(UsageError):
+    """The TARGET argument names nothing certifiable (it does not import, does
+    not build, or is not a Target); the message says how to mend it."""
+
+
 class CapabilityMissing(HarnessError):
     """A method of a capability the SUT did not declare was called."""
 
@@ -235,6 +246,9 @@ class Target:
     alphabet: bytes | None = None
     #: Known findings this (focused) target's runs do not generate; see :class:`KnownFinding`.
     set_aside: tuple[KnownFinding, ...] = ()
+    #: Properties this target is known to break (a specimen's story): ``rollcert
+    #: explain`` walks through those first. Never used to decide a verdict.
+    breaks: frozenset[str] = frozenset()
 
     def supports(self, *needed: Capability) -> bool:
         return all(c in self.capabilities for c in needed)

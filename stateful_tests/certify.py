@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure, HypothesisException
@@ -22,71 +22,17 @@ from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 from rollcert.model.properties import ALL_PROPERTY_IDS, PROPERTIES
 from rollcert.stateful_tests.adapter import HarnessError, Target
 from rollcert.stateful_tests.families import family_of
-from rollcert.stateful_tests.family import StepRecord, Tracker
+from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.profiles import PROFILES, Profile
 from rollcert.stateful_tests.shrink import minimise
+from rollcert.stateful_tests.verdicts import VERDICTS, CertificateData, Counterexample, PropertyResult
 
-VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
+#: The records live in verdicts.py; they are named here too, where most callers look.
+__all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "certify", "certify_property", "run_to_verdict"]
 
 #: Round r of a property's run uses seed ``seed + r * ROUND_SEED_STRIDE``.
 ROUND_SEED_STRIDE = 1_000_003
-
-
-@dataclass(frozen=True)
-class Counterexample:
-    """A minimal failing trace: the starting config, the steps, and why it fails."""
-
-    property_id: str
-    target: str
-    initial: bytes
-    capacity: int | None
-    policy: str
-    steps: tuple[StepRecord, ...]
-    explanation: str
-    #: The run used a durable journal (the R5 machine); replay must too.
-    durable: bool = False
-    #: The property family whose trace this is (see stateful_tests.families).
-    family: str = "rollback"
-
-
-@dataclass
-class PropertyResult:
-    property_id: str
-    verdict: str
-    title: str = ""
-    examples: int = 0
-    steps: int = 0
-    seconds: float = 0.0
-    coverage: dict[str, int] = field(default_factory=dict)
-    missing_situations: list[str] = field(default_factory=list)
-    counterexample: Counterexample | None = None
-    reason: str = ""
-    #: Measured figures that are not verdicts, e.g. the diff machines' precision
-    #: (the share of rule-accepted diffs the SUT accepted; S1-S3).
-    figures: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class CertificateData:
-    target: Target
-    profile: str
-    seed: int
-    results: dict[str, PropertyResult]
-    #: The bounded exhaustive search's result, when one was asked for
-    #: (``rollcert.stateful_tests.exhaustive.ExhaustiveResult``).
-    exhaustive: Any = None
-
-    @property
-    def exit_status(self) -> int:
-        verdicts = {r.verdict for r in self.results.values()}
-        if self.exhaustive is not None:
-            verdicts.add(self.exhaustive.verdict)
-        if "violated" in verdicts:
-            return 1
-        if verdicts & {"unknown", "error"}:
-            return 2
-        return 0
 
 
 def _first_violation(error: BaseException) -> BaseException:
@@ -215,14 +161,20 @@ def certify(
     profile: str = "quick",
     seed: int = 0,
     only: tuple[str, ...] | None = None,
+    target_text: str | None = None,
 ) -> CertificateData:
-    """Certify every property (or ``only`` some) of ``target``."""
+    """Certify every property (or ``only`` some) of ``target``. ``target_text``
+    is the TARGET exactly as the user typed it, for the replay commands (a
+    ``module:attr`` or a subprocess command line, not the target's display name)."""
     chosen = PROFILES[profile]
     results: dict[str, PropertyResult] = {}
     for property_id in ALL_PROPERTY_IDS:
         if only is not None and property_id not in only:
             continue
-        results[property_id] = certify_property(target, property_id, chosen, seed)
+        result = certify_property(target, property_id, chosen, seed)
+        if target_text is not None and result.counterexample is not None:
+            result.counterexample = replace(result.counterexample, target=target_text)
+        results[property_id] = result
     if "R0" in results:
         _fold_into_master(results)
     return CertificateData(target, profile, seed, results)

@@ -1,97 +1,97 @@
-"""The ``rollcert`` command.
+"""The ``rollcert`` command: every subcommand, one parser, one usage error.
 
-    rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--json PATH]
-                     [--markdown PATH] [--junit PATH] [--only R2,R3]
-    rollcert specimens [--profile P] [--seed N]   # certify every specimen: the kill matrix
-    rollcert replay TARGET --trace JSON            # re-run a counterexample's steps
+    rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
+                     [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
+                     [--exhaustive-depth K]
+    rollcert replay TARGET (--trace JSON | --certificate PATH --property ID)
     rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
-    rollcert explore [TARGET] --depth K            # bounded exhaustive search
-    rollcert prove [...]                           # the symbolic proofs (see proofs/)
+    rollcert explore [TARGET] [--depth K]          # bounded exhaustive search
+    rollcert prove [--only NAME] [--timeout S]     # the symbolic proofs (proofs/)
     rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step
     rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
-    rollcert docs [--output docs/tour.md]          # the tour: one chapter per property
+    rollcert specimens [--profile P] [--seed N]    # (plugin) every specimen: the kill matrix
+    rollcert properties [--markdown]               # (plugin) where each property is stated, checked, broken, proved
+    rollcert docs [--output docs/tour.md]          # (plugin) the tour: one chapter per property
 
-Exit status (SPEC §6): 0 nothing violated and nothing unknown; 1 a violation;
-2 unknown or error without a violation; 3 a usage or target error.
+Exit status (SPEC §6), for every subcommand: 0 nothing violated and nothing
+unknown; 1 a violation; 2 unknown or error without a violation; 3 a usage or
+target error, reported as one line on stderr, never a traceback. Every input
+is checked before any work starts: numbers (no nan, no infinity, no
+negatives), output paths (writable), traces (every field).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.adapter import UsageError
+from rollcert.stateful_tests.plugins import COMMANDS, Command, load_plugins
 from rollcert.stateful_tests.profiles import PROFILES
 
 USAGE_ERROR = 3
 
-
-class UsageError(Exception):
-    pass
+TARGET_HELP = "bundled (default), specimen:NAME, a registered name, module:attr or 'subprocess:COMMAND ARGS...'"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rollcert", description="Certify rollback logs against the rollcert model.")
-    commands = parser.add_subparsers(dest="command", required=True)
+# -- option types: refuse bad numbers before anything runs ------------------------------------
 
-    certify = commands.add_parser("certify", help="certify an implementation and print its certificate")
-    certify.add_argument(
-        "target", nargs="?", default="bundled",
-        help="bundled (default), specimen:NAME, module:attr or 'subprocess:COMMAND ARGS...'",
+
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range: give a whole number {bound}")
+        return value
+
+    return convert
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
+    return value
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` and ``--seed``, as every subcommand that runs the machines takes them."""
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default="quick",
+        help="Hypothesis settings: quick (about a minute), ci, thorough (default: %(default)s)",
     )
-    _common(certify)
-    certify.add_argument("--json", type=Path, help="write the certificate as JSON")
-    certify.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
-    certify.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
-    certify.add_argument("--html", type=Path, help="write the certificate as one self-contained HTML page")
-    certify.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
-    certify.add_argument(
-        "--exhaustive-depth", type=int, metavar="K", help="also run the bounded exhaustive search to depth K"
-    )
-
-    specimens = commands.add_parser("specimens", help="certify every specimen and print the kill matrix")
-    _common(specimens)
-    specimens.add_argument("--json", type=Path, help="write the kill matrix as JSON")
-    specimens.add_argument("--markdown", type=Path, help="write the specimens page (stories and counterexamples)")
-
-    replay = commands.add_parser("replay", help="replay a trace (a counterexample's steps) against a target")
-    replay.add_argument("target", help="bundled, specimen:NAME or module:attr")
-    source = replay.add_mutually_exclusive_group(required=True)
-    source.add_argument("--trace", help="the trace as JSON text (as printed after 'Replay:')")
-    source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
-    replay.add_argument("--property", help="with --certificate: which property's counterexample")
-
-    smoke = commands.add_parser("smoke", help="a handful of operations, one line per check: is the adapter wired up?")
-    smoke.add_argument("target", help="bundled, specimen:NAME, module:attr or 'subprocess:COMMAND ARGS...'")
-
-    explain = commands.add_parser("explain", help="walk through a counterexample, one step per Enter")
-    explain.add_argument("source", help="a target to certify now (e.g. specimen:NAME) or a certificate JSON file")
-    explain.add_argument("--property", help="which property's counterexample (default: the first violated)")
-    explain.add_argument("--all", action="store_true", help="show every step at once")
-    _common(explain)
-
-    html_page = commands.add_parser("html", help="draw a JSON certificate as one self-contained HTML page")
-    html_page.add_argument("certificate", type=Path, help="a certificate JSON (its counterexamples are replayed)")
-    html_page.add_argument("output", type=Path, help="the HTML file to write")
-
-    docs = commands.add_parser("docs", help="write the tour of the properties (docs/tour.md)")
-    docs.add_argument("--output", type=Path, default=Path("docs/tour.md"), help="where to write it")
-
-    commands.add_parser("prove", help="run the symbolic proofs (z3); see 'rollcert prove --help'", add_help=False)
-    commands.add_parser(
-        "explore", help="bounded exhaustive search; see 'rollcert explore --help'", add_help=False
-    )
-    return parser
+    parser.add_argument("--seed", type=whole_number(0, 2**63 - 1), default=0, help="(default: %(default)s)")
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    parser.add_argument("--seed", type=int, default=0)
+def check_writable(*paths: Path | None) -> None:
+    """Refuse, before a long run, an output path that could not be written after it."""
+    for path in paths:
+        if path is None:
+            continue
+        if path.is_dir():
+            raise UsageError(f"cannot write {path}: it is a directory")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"cannot write {path}: there is no directory {parent}")
+        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"cannot write {path}: permission denied")
 
 
-def _write(path: Path | None, text: str) -> None:
+def write_output(path: Path | None, text: str) -> None:
     if path is not None:
         try:
             path.write_text(text, encoding="utf-8")
@@ -109,44 +109,52 @@ def _only(text: str | None) -> tuple[str, ...] | None:
     return chosen
 
 
+# -- the built-in subcommands --------------------------------------------------------------------
+
+
+def _configure_certify(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", nargs="?", default="bundled", help=TARGET_HELP)
+    add_run_options(parser)
+    parser.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
+    parser.add_argument("--json", type=Path, help="write the certificate as JSON")
+    parser.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
+    parser.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
+    parser.add_argument("--html", type=Path, help="write the certificate as one self-contained HTML page")
+    parser.add_argument(
+        "--exhaustive-depth", type=whole_number(1, 6), metavar="K", help="also run the bounded exhaustive search to depth K"
+    )
+
+
 def _certify(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import render_junit, render_markdown, render_text, to_json
     from rollcert.stateful_tests.certify import certify
     from rollcert.stateful_tests.targets import resolve_target
 
     only = _only(args.only)
+    check_writable(args.json, args.markdown, args.junit, args.html)
     target = resolve_target(args.target)
-    if args.exhaustive_depth is not None and not 1 <= args.exhaustive_depth <= 6:
-        raise UsageError(f"--exhaustive-depth takes 1 to 6, got {args.exhaustive_depth}")
-    certificate = certify(target, profile=args.profile, seed=args.seed, only=only)
+    certificate = certify(target, profile=args.profile, seed=args.seed, only=only, target_text=args.target)
     if args.exhaustive_depth is not None:
         from rollcert.stateful_tests.exhaustive import explore
 
         certificate.exhaustive = explore(target, depth=args.exhaustive_depth)
     print(render_text(certificate))
-    _write(args.json, json.dumps(to_json(certificate), indent=2) + "\n")
-    _write(args.markdown, render_markdown(certificate))
-    _write(args.junit, render_junit(certificate))
+    write_output(args.json, json.dumps(to_json(certificate), indent=2) + "\n")
+    write_output(args.markdown, render_markdown(certificate))
+    write_output(args.junit, render_junit(certificate))
     if args.html is not None:
         from rollcert.stateful_tests.html_certificate import from_certificate_data, render_html
 
-        _write(args.html, render_html(from_certificate_data(certificate)))
+        write_output(args.html, render_html(from_certificate_data(certificate)))
     return certificate.exit_status
 
 
-def _specimens(args: argparse.Namespace) -> int:
-    from rollcert.stateful_tests.kill_matrix import (
-        kill_matrix,
-        render_kill_matrix,
-        render_kill_matrix_markdown,
-    )
-
-    matrix = kill_matrix(profile=args.profile, seed=args.seed)
-    print(render_kill_matrix(matrix))
-    _write(args.json, json.dumps(matrix.to_json(), indent=2) + "\n")
-    if args.markdown is not None:
-        _write(args.markdown, render_kill_matrix_markdown(matrix, profile=args.profile, seed=args.seed))
-    return 0 if matrix.all_as_expected else 1
+def _configure_replay(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help=TARGET_HELP)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--trace", help="the trace as JSON text (as printed after 'Replay:')")
+    source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
+    parser.add_argument("--property", help="with --certificate: which property's counterexample")
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -160,9 +168,11 @@ def _replay(args: argparse.Namespace) -> int:
     if args.trace is not None:
         trace_text = args.trace
     else:
+        if args.property is None:
+            raise UsageError("--certificate needs --property ID: which property's counterexample to replay")
         try:
             certificate = json.loads(args.certificate.read_text(encoding="utf-8"))
-            trace_text = json.dumps(certificate["properties"][args.property]["counterexample"]["trace"])
+            trace_text = json.dumps(certificate["properties"][args.property.upper()]["counterexample"]["trace"])
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
             raise UsageError(
                 f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
@@ -189,50 +199,148 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_smoke(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help=TARGET_HELP)
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from rollcert.stateful_tests.smoke import smoke
+    from rollcert.stateful_tests.targets import resolve_target
+
+    return smoke(resolve_target(args.target))
+
+
+def _configure_explore(parser: argparse.ArgumentParser) -> None:
+    from rollcert.stateful_tests.exhaustive import DEFAULT_MAX_STATES
+
+    parser.add_argument("target", nargs="?", default="bundled", help=TARGET_HELP)
+    parser.add_argument("--depth", type=whole_number(1, 8), default=4, help="longest trace tried (default: %(default)s)")
+    parser.add_argument(
+        "--max-states", type=whole_number(1), default=DEFAULT_MAX_STATES, help="(default: %(default)s); unknown if exceeded"
+    )
+    parser.add_argument("--time-budget", type=positive_seconds, default=None, help="seconds; unknown if exceeded")
+    parser.add_argument("--json", type=Path, help="write the result as JSON")
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from rollcert.stateful_tests.certificate import format_steps
+    from rollcert.stateful_tests.exhaustive import explore
+    from rollcert.stateful_tests.targets import resolve_target
+
+    check_writable(args.json)
+    target = resolve_target(args.target)
+    outcome = explore(target, depth=args.depth, max_states=args.max_states, time_budget_s=args.time_budget)
+    print(f"{target.name}: {outcome.summary()}")
+    if outcome.reason:
+        print(f"  {outcome.reason}")
+    if outcome.violation is not None:
+        config = outcome.violation.config
+        bound = "" if config.capacity is None else f", capacity {config.capacity}, policy {config.policy}"
+        print(f"  shortest counterexample ({outcome.property_id}), initial {config.initial!r}{bound}:")
+        print("\n".join(format_steps(outcome.violation.steps)))
+        print(f"  {outcome.violation.explanation}")
+    write_output(args.json, json.dumps(outcome.to_json(), indent=2) + "\n" if args.json is not None else "")
+    return {"passed": 0, "violated": 1}.get(outcome.verdict, 2)
+
+
+def _configure_prove(parser: argparse.ArgumentParser) -> None:
+    from rollcert.proofs.runner import DEFAULT_TIMEOUT_SECONDS
+
+    parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON to PATH")
+    parser.add_argument("--show-counterexamples", action="store_true", help="print each refutation's decoded counterexample")
+    parser.add_argument("--only", metavar="NAME", action="append", help="run only this obligation (repeatable)")
+    parser.add_argument(
+        "--timeout", metavar="SECONDS", type=positive_seconds, default=DEFAULT_TIMEOUT_SECONDS,
+        help="z3 budget per query (default: %(default)s); running out is UNKNOWN, a failure",
+    )
+    parser.add_argument("--list", action="store_true", help="list the obligations and exit")
+    parser.add_argument("--no-crosshair", action="store_true", help="skip the CrossHair checks (about 20 s) and run z3 only")
+
+
+def _prove(args: argparse.Namespace) -> int:
+    from rollcert.proofs.report import list_obligations, obligation_names, prove
+
+    unknown = [name for name in args.only or [] if name not in obligation_names()]
+    if unknown:
+        raise UsageError(f"no obligation named {unknown[0]!r}; `rollcert prove --list` shows the names")
+    check_writable(args.json)
+    if args.list:
+        list_obligations()
+        return 0
+    status, record = prove(args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair)
+    if args.json is not None:
+        write_output(args.json, json.dumps(record, indent=2) + "\n")
+    return status
+
+
+def _configure_explain(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", help="a target to certify now (e.g. specimen:NAME) or a certificate JSON file")
+    parser.add_argument("--property", help="which property's counterexample (default: the first violated)")
+    parser.add_argument("--all", action="store_true", help="show every step at once")
+    add_run_options(parser)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from rollcert.stateful_tests.explain import explain_main
+
+    return explain_main(args.source, args.property, args.all, profile=args.profile, seed=args.seed)
+
+
+def _configure_html(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("certificate", type=Path, help="a certificate JSON (its counterexamples are replayed)")
+    parser.add_argument("output", type=Path, help="the HTML file to write")
+
+
+def _html(args: argparse.Namespace) -> int:
+    from rollcert.stateful_tests.html_certificate import html_main
+
+    check_writable(args.output)
+    return html_main(args.certificate, args.output)
+
+
+BUILT_IN: tuple[Command, ...] = (
+    Command("certify", "certify an implementation and print its certificate", _configure_certify, _certify),
+    Command("replay", "replay a trace (a counterexample's steps) against a target", _configure_replay, _replay),
+    Command("smoke", "a handful of operations, one line per check: is the adapter wired up?", _configure_smoke, _smoke),
+    Command("explore", "bounded exhaustive search: every trace up to a depth", _configure_explore, _explore),
+    Command("prove", "the symbolic proofs (z3) and the CrossHair checks", _configure_prove, _prove),
+    Command("explain", "walk through a counterexample, one step per Enter", _configure_explain, _explain),
+    Command("html", "draw a JSON certificate as one self-contained HTML page", _configure_html, _html),
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is a :class:`UsageError` (one line, exit 3)."""
+
+    def error(self, message: str) -> Any:  # argparse's error() never returns
+        where = self.prog.removeprefix("rollcert").strip()
+        raise UsageError(f"{where}: {message}" if where else message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rollcert", description="Certify rollback logs against the rollcert model.")
+    subcommands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in (*BUILT_IN, *COMMANDS.values()):
+        command.configure(subcommands.add_parser(command.name, help=command.help, description=command.help))
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["prove"]:
-        from rollcert.proofs.cli import main as prove_main
-
-        return prove_main(arguments[1:])
-    if arguments[:1] == ["explore"]:
-        from rollcert.stateful_tests.exhaustive import main as explore_main
-
-        return explore_main(arguments[1:])
     try:
-        args = _parser().parse_args(arguments)
-    except SystemExit as exit_request:
-        return USAGE_ERROR if exit_request.code not in (0, None) else 0
-    from rollcert.stateful_tests.targets import TargetError
-
-    try:
-        if args.command == "certify":
-            return _certify(args)
-        if args.command == "explain":
-            from rollcert.stateful_tests.explain import explain_main
-
-            return explain_main(args.source, args.property, args.all, profile=args.profile, seed=args.seed)
-        if args.command == "html":
-            from rollcert.stateful_tests.html_certificate import html_main
-
-            return html_main(args.certificate, args.output)
-        if args.command == "docs":
-            from rollcert.stateful_tests.tour import write_tour
-
-            _write(args.output, write_tour())
-            print(f"wrote {args.output}")
-            return 0
-        if args.command == "specimens":
-            return _specimens(args)
-        if args.command == "smoke":
-            from rollcert.stateful_tests.smoke import smoke
-            from rollcert.stateful_tests.targets import resolve_target
-
-            return smoke(resolve_target(args.target))
-        return _replay(args)
-    except (UsageError, TargetError) as error:
+        load_plugins()
+        try:
+            args = build_parser().parse_args(arguments)
+        except SystemExit as exit_request:  # --help and --version
+            return 0 if exit_request.code in (0, None) else USAGE_ERROR
+        command = {c.name: c for c in (*BUILT_IN, *COMMANDS.values())}[args.command]
+        return command.run(args)
+    except UsageError as error:
         print(f"rollcert: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except BrokenPipeError:  # the reader went away (``rollcert properties | head``): nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush stays quiet
+        return 0
 
 
 if __name__ == "__main__":

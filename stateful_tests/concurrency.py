@@ -52,7 +52,6 @@ from rollcert.model.operations import Operation, Rollback, RollbackTo, Splice, T
 from rollcert.model.properties import R7, ConcurrentCall
 from rollcert.model.reference import Outcome
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
-from rollcert.stateful_tests.certify import Counterexample, PropertyResult
 from rollcert.stateful_tests.linearizability import (
     DEFAULT_BUDGET,
     Action,
@@ -70,6 +69,7 @@ from rollcert.stateful_tests.linearizability import (
     replay_order,
 )
 from rollcert.stateful_tests.profiles import Profile
+from rollcert.stateful_tests.verdicts import Counterexample, PropertyResult
 
 #: Runs of each program, per profile: one program has many interleavings.
 RUNS_PER_PROGRAM: dict[str, int] = {"quick": 8, "ci": 16, "thorough": 32}

@@ -40,13 +40,10 @@ exactly as :data:`rollcert.stateful_tests.machines.RULE_CAPABILITY` gates the ru
 
 from __future__ import annotations
 
-import argparse
 import base64
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from rollcert.model.operations import (
@@ -540,56 +537,3 @@ def _confirm(
     return result(  # type: ignore[no-any-return]
         "error", reason="the SUT is not deterministic: a failing trace passed on replay"
     )
-
-
-# -- command line -----------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``rollcert explore [TARGET] --depth K [--json PATH]``.
-
-    Exit status as for ``certify``: 0 passed, 1 violated, 2 unknown (budget ran
-    out) or error, 3 usage or target error.
-    """
-    from rollcert.stateful_tests.certificate import format_steps
-    from rollcert.stateful_tests.targets import TargetError, resolve_target
-
-    parser = argparse.ArgumentParser(
-        prog="rollcert explore", description="Bounded exhaustive search: every trace up to a depth."
-    )
-    parser.add_argument("target", nargs="?", default="bundled", help="bundled, specimen:NAME or module:attr")
-    parser.add_argument("--depth", type=int, default=4, help="longest trace tried (default 4)")
-    parser.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES)
-    parser.add_argument("--time-budget", type=float, default=None, help="seconds; unknown if exceeded")
-    parser.add_argument("--json", type=Path, help="write the result as JSON")
-    try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
-    except SystemExit as stop:
-        return 0 if stop.code == 0 else 3
-    if args.depth < 1:
-        print("rollcert explore: --depth must be at least 1")
-        return 3
-    try:
-        target = resolve_target(args.target)
-    except TargetError as error:
-        print(f"rollcert explore: {error}")
-        return 3
-    outcome = explore(target, depth=args.depth, max_states=args.max_states, time_budget_s=args.time_budget)
-    print(f"{target.name}: {outcome.summary()}")
-    if outcome.reason:
-        print(f"  {outcome.reason}")
-    if outcome.violation is not None:
-        config = outcome.violation.config
-        bound = "" if config.capacity is None else f", capacity {config.capacity}, policy {config.policy}"
-        print(f"  shortest counterexample ({outcome.property_id}), initial {config.initial!r}{bound}:")
-        print("\n".join(format_steps(outcome.violation.steps)))
-        print(f"  {outcome.violation.explanation}")
-    if args.json is not None:
-        args.json.write_text(json.dumps(outcome.to_json(), indent=2) + "\n")
-    return {"passed": 0, "violated": 1}.get(outcome.verdict, 2)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    import sys
-
-    raise SystemExit(main(sys.argv[1:]))

@@ -475,12 +475,8 @@ def properties_to_certify(target: Target, wanted: str | None) -> tuple[str, ...]
     what a learner wants to see); anything else on everything, unless asked."""
     if wanted is not None:
         return (wanted.upper(),)
-    if target.name.startswith("specimen:"):
-        from rollcert.specimens import load_all
-
-        specimen = load_all().get(target.name.removeprefix("specimen:"))
-        if specimen is not None:
-            return tuple(sorted(specimen.breaks))
+    if target.breaks:
+        return tuple(sorted(target.breaks))
     return None
 
 

@@ -1,10 +1,12 @@
 """Resolve the TARGET argument of ``rollcert certify`` to a :class:`Target`.
 
 - ``bundled`` (the default): rollcert's own ``impl.JournaledBuffer``;
-- ``specimen:NAME``: a deliberately broken implementation from ``specimens``;
+- ``SCHEME:TEXT`` for a scheme a plugin registered (:mod:`rollcert.stateful_tests.plugins`):
+  ``specimen:NAME``, a deliberately broken implementation from ``rollcert.specimens``;
 - ``NAME`` or ``thirdparty:NAME``: a registered third-party package (``textual``,
   ``prompt_toolkit``, ``pycrdt``, ...; see ``rollcert.stateful_tests.adapters``);
-- ``module:attr``: any importable ``Target`` (or zero-argument callable returning one);
+- ``module:attr``: any importable ``Target`` (or zero-argument callable returning one),
+  found in the installed packages or, failing that, in the current directory;
 - ``subprocess:COMMAND ARGS...``: a server speaking ``rollcert-protocol/1`` on its
   stdin/stdout (see ``docs/protocol.md``), in any language.
 """
@@ -12,13 +14,12 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
+import sys
 
-from rollcert.stateful_tests.adapter import Target
-
-
-class TargetError(Exception):
-    """The TARGET argument names nothing certifiable; the message says how to mend it."""
+from rollcert.stateful_tests.adapter import Target, TargetError
+from rollcert.stateful_tests.plugins import SCHEMES, load_plugins
 
 
 def resolve_target(text: str) -> Target:
@@ -28,24 +29,20 @@ def resolve_target(text: str) -> Target:
         return TARGET
     if text.startswith("subprocess:"):
         return _subprocess_target(text.removeprefix("subprocess:"))
-    if text.startswith("specimen:"):
-        from rollcert.specimens import load_all
-
-        name = text.removeprefix("specimen:")
-        registry = load_all()
-        if name not in registry or registry[name].target is None:
-            raise TargetError(f"no specimen named {name!r}; choose one of: {', '.join(sorted(registry))}")
-        target = registry[name].target
-        assert target is not None
-        return target
+    scheme, colon, rest = text.partition(":")
+    if colon:
+        load_plugins()
+        if scheme in SCHEMES:
+            return SCHEMES[scheme](rest)
     text = _third_party_location(text)
     module_name, colon, attribute = text.partition(":")
     if not colon or not module_name or not attribute:
         raise TargetError(
-            f"cannot read target {text!r}: use 'bundled', 'specimen:NAME' or 'module:attribute'"
+            f"cannot read target {text!r}: use 'bundled', 'specimen:NAME', a registered name, "
+            "'subprocess:COMMAND' or 'module:attribute'"
         )
     try:
-        module = importlib.import_module(module_name)
+        module = _import_from_here(module_name)
     except ImportError as error:
         raise TargetError(
             f"cannot import module {module_name!r} ({error}); is it installed in this environment, "
@@ -74,6 +71,20 @@ def resolve_target(text: str) -> Target:
             "(see README: 'Certify your own implementation')"
         )
     return found
+
+
+def _import_from_here(module_name: str) -> object:
+    """Import ``module_name`` from the installed packages or, as a user who types
+    ``rollcert certify my_adapter:TARGET`` expects, from the current directory
+    (looked at last, so it never shadows an installed package)."""
+    here = os.getcwd()
+    if here in sys.path or "" in sys.path:
+        return importlib.import_module(module_name)
+    sys.path.append(here)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        sys.path.remove(here)
 
 
 def _subprocess_target(command: str) -> Target:

@@ -15,7 +15,8 @@ import pytest
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.adapters.bundled import TARGET
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.exhaustive import ExhaustiveResult, explore, main
+from rollcert.stateful_tests.cli import main as rollcert_main
+from rollcert.stateful_tests.exhaustive import ExhaustiveResult, explore
 
 #: first_match_scan hashes 4 bytes on each side of an edit: a wrong earlier match
 #: needs a run of at least 4 equal bytes before *two* candidate positions, so no
@@ -126,11 +127,11 @@ def test_budget_gives_unknown() -> None:
 
 
 def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["specimen:fifo_replay", "--depth", "3"]) == 1
+    assert rollcert_main(["explore", "specimen:fifo_replay", "--depth", "3"]) == 1
     out = capsys.readouterr().out
     assert "exhaustive: depth 3" in out and "violated" in out and "rollback(2)" in out
-    assert main(["bundled", "--depth", "2"]) == 0
+    assert rollcert_main(["explore", "bundled", "--depth", "2"]) == 0
     assert "passed" in capsys.readouterr().out
-    assert main(["bundled", "--depth", "4", "--max-states", "10"]) == 2
-    assert main(["specimen:nope", "--depth", "2"]) == 3
-    assert main(["no_colon_here", "--depth", "2"]) == 3
+    assert rollcert_main(["explore", "bundled", "--depth", "4", "--max-states", "10"]) == 2
+    assert rollcert_main(["explore", "specimen:nope", "--depth", "2"]) == 3
+    assert rollcert_main(["explore", "no_colon_here", "--depth", "2"]) == 3

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from rollcert.model.operations import Rollback, Splice
 from rollcert.model.reference import initial_state, splice_bytes, step
 from rollcert.proofs import decode
-from rollcert.proofs.cli import SCHEMA, main
 from rollcert.proofs.encoding import (
     SymbolicBuffer,
     SymbolicRecord,
@@ -35,7 +34,9 @@ from rollcert.proofs.encoding import (
 )
 from rollcert.proofs.induction import lifo_rollback_restores, vocabulary
 from rollcert.proofs.obligations import REGISTRY, Obligation, obligation_named
+from rollcert.proofs.report import SCHEMA
 from rollcert.proofs.runner import ObligationResult, check, hypotheses_satisfiable
+from rollcert.stateful_tests.cli import main as rollcert_main
 
 pytestmark = pytest.mark.proof
 
@@ -263,7 +264,7 @@ def test_bridge_lifo_encoding_equals_journaled_buffer(case: tuple[bytes, list[tu
 
 
 def test_prove_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 0
+    assert rollcert_main(["prove"]) == 0
     output = capsys.readouterr().out
     for obligation in REGISTRY:
         assert obligation.name in output
@@ -272,7 +273,7 @@ def test_prove_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_prove_writes_json_and_shows_counterexamples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "proofs.json"
-    assert main(["--only", "fifo-replay", "--only", "two-step-lifo", "--show-counterexamples", "--json", str(target)]) == 0
+    assert rollcert_main(["prove", "--only", "fifo-replay", "--only", "two-step-lifo", "--show-counterexamples", "--json", str(target)]) == 0
     document = json.loads(target.read_text())
     assert document["schema"] == SCHEMA
     assert document["passed"] is True
@@ -284,7 +285,7 @@ def test_prove_writes_json_and_shows_counterexamples(tmp_path: Path, capsys: pyt
 
 
 def test_prove_rejects_an_unknown_obligation(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--only", "no-such-obligation"]) == 3
+    assert rollcert_main(["prove", "--only", "no-such-obligation"]) == 3
     assert "no obligation named" in capsys.readouterr().err
 
 
@@ -293,5 +294,5 @@ def test_unknown_on_a_theorem_is_a_failure(capsys: pytest.CaptureFixture[str]) -
     starved = check(obligation_named("lifo-rollback-unrolled-5"), timeout_seconds=0.001)
     assert starved.verdict == "UNKNOWN"
     assert not starved.passed
-    assert main(["--only", "lifo-rollback-unrolled-5", "--timeout", "0.001"]) == 1
+    assert rollcert_main(["prove", "--only", "lifo-rollback-unrolled-5", "--timeout", "0.001"]) == 1
     assert "UNKNOWN" in capsys.readouterr().out

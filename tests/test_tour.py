@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rollcert.model.properties import PROPERTIES
-from rollcert.stateful_tests.tour import POINTERS, resolve
+from rollcert.specimens.tour import POINTERS, resolve
 
 TOUR = Path(__file__).resolve().parent.parent / "docs" / "tour.md"
 

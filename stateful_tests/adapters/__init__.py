@@ -16,7 +16,7 @@ from importlib import metadata
 from rollcert.model.contract import check_splice_arguments
 from rollcert.model.operations import Operation, Rollback, Splice
 from rollcert.model.reference import ModelState, splice_bytes
-from rollcert.stateful_tests.adapter import KnownFinding, Target
+from rollcert.stateful_tests.adapter import KnownFinding, Target, TargetError
 
 #: Registered name -> "module:attribute" of a zero-argument function building the Target.
 THIRD_PARTY_TARGETS: dict[str, str] = {
@@ -47,7 +47,6 @@ def require_package(distribution: str, module: str) -> str:
     A missing package is a usage problem, not a verdict: it raises
     :class:`~rollcert.stateful_tests.targets.TargetError` with the one line that mends it.
     """
-    from rollcert.stateful_tests.targets import TargetError  # late: targets imports this package
 
     try:
         importlib.import_module(module)

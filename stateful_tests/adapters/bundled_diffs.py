@@ -24,7 +24,7 @@ from typing import Any
 from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
 from rollcert.model.contract import Hunk, Region
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
-from rollcert.stateful_tests.adapters.bundled import BundledAdapter
+from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter
 
 
 class BundledDiffAdapter(BundledAdapter):

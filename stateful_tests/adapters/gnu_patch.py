@@ -54,6 +54,7 @@ from rollcert.stateful_tests.adapter import (
     CapabilityMissing,
     HarnessError,
     Target,
+    TargetError,
     UnsupportedOperations,
 )
 from rollcert.stateful_tests.adapters import focused
@@ -96,7 +97,6 @@ def tool_environment(home: Path) -> dict[str, str]:
 
 def require_tool(name: str) -> str:
     """The first line of ``name --version``, after checking the tool is on PATH."""
-    from rollcert.stateful_tests.targets import TargetError  # late: targets imports the adapters package
 
     path = shutil.which(name)
     if path is None:

@@ -1,0 +1,79 @@
+"""What a certification run decides, as plain records: per property a verdict
+(with its coverage, figures and counterexample), and the certificate that holds
+them. Kept apart from :mod:`rollcert.stateful_tests.certify`, which produces
+them, so that every family's runner (the concurrent one included) and every
+renderer can use them without importing the machinery.
+
+Verdicts (SPEC §6): ``passed`` — no violation and every situation the property
+names was reached; ``violated`` — a shrunk counterexample; ``unknown`` — no
+violation, but the run never reached some situation (or a budget ran out), so it
+proves nothing; ``not_assessed`` — the target lacks a capability the property
+needs; ``error`` — the adapter, the SUT's process or the harness broke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.family import StepRecord
+
+VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
+
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A minimal failing trace: the starting config, the steps, and why it fails."""
+
+    property_id: str
+    target: str
+    initial: bytes
+    capacity: int | None
+    policy: str
+    steps: tuple[StepRecord, ...]
+    explanation: str
+    #: The run used a durable journal (the R5 machine); replay must too.
+    durable: bool = False
+    #: The property family whose trace this is (see stateful_tests.families).
+    family: str = "rollback"
+
+
+@dataclass
+class PropertyResult:
+    property_id: str
+    verdict: str
+    title: str = ""
+    examples: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    coverage: dict[str, int] = field(default_factory=dict)
+    missing_situations: list[str] = field(default_factory=list)
+    counterexample: Counterexample | None = None
+    reason: str = ""
+    #: Measured figures that are not verdicts, e.g. the diff machines' precision
+    #: (the share of rule-accepted diffs the SUT accepted; S1-S3).
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class CertificateData:
+    target: Target
+    profile: str
+    seed: int
+    results: dict[str, PropertyResult]
+    #: The bounded exhaustive search's result, when one was asked for
+    #: (``rollcert.stateful_tests.exhaustive.ExhaustiveResult``).
+    exhaustive: Any = None
+
+    @property
+    def exit_status(self) -> int:
+        verdicts = {r.verdict for r in self.results.values()}
+        if self.exhaustive is not None:
+            verdicts.add(self.exhaustive.verdict)
+        if "violated" in verdicts:
+            return 1
+        if verdicts & {"unknown", "error"}:
+            return 2
+        return 0
