@@ -22,7 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from rollcert.model.diffs import Accepted, DiffModelState, DiffOutcome, Rejected, applied_base, apply, content_of, effective_regions, locate
+from rollcert.model.diffs import (
+    Accepted,
+    DiffModelState,
+    DiffOutcome,
+    Rejected,
+    applied_base,
+    apply,
+    content_of,
+    effective_regions,
+    locate,
+)
 from rollcert.model.errors import DivergenceError, JournalError, StaleBaseError, UnreachableRollbackError
 from rollcert.model.operations import (
     AdoptCurrent,
