@@ -74,6 +74,12 @@ class BufferConfig:
     durable: bool = False
 
 
+#: A diff's hunks as the machines pass them: ``(start, end, replacement)`` in the snapshot.
+HunkTriples = Sequence[tuple[int, int, bytes]]
+#: A diff's declared read regions as the machines pass them: ``(start, end)`` in the snapshot.
+ReadPairs = Sequence[tuple[int, int]]
+
+
 @runtime_checkable
 class SystemUnderTest(Protocol):
     """One live buffer of the implementation, as the machines see it."""
@@ -110,13 +116,7 @@ class SystemUnderTest(Protocol):
     def snapshot(self) -> object:
         """An opaque token for the current state, to author diffs against."""
         ...
-    def apply_diff(
-        self,
-        snapshot: object,
-        mode: str,
-        hunks: Sequence[tuple[int, int, bytes]],
-        reads: Sequence[tuple[int, int]],
-    ) -> object:
+    def apply_diff(self, snapshot: object, mode: str, hunks: HunkTriples, reads: ReadPairs) -> object:
         """Author a diff against ``snapshot`` (``mode`` "positional" or "content";
         hunks ``(start, end, replacement)`` and read regions ``(start, end)`` in
         the snapshot's coordinates) and apply it to the live base; return an
@@ -179,13 +179,7 @@ class UnsupportedOperations:
     def snapshot(self) -> object:
         raise CapabilityMissing("diffs")
 
-    def apply_diff(
-        self,
-        snapshot: object,
-        mode: str,
-        hunks: Sequence[tuple[int, int, bytes]],
-        reads: Sequence[tuple[int, int]],
-    ) -> object:
+    def apply_diff(self, snapshot: object, mode: str, hunks: HunkTriples, reads: ReadPairs) -> object:
         raise CapabilityMissing("diffs")
 
     def rollback_diff(self, applied: object) -> None:

@@ -93,20 +93,12 @@ def format_steps(steps: Sequence[StepRecord]) -> list[str]:
         span = first_difference(expected.buffer, actual.buffer)
         marks_e = (span[0], span[1]) if span else None
         marks_a = (span[0], span[2]) if span else None
-        lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   {_status(expected)}")
-        lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   {_status(actual)}")
+        lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   ({expected.status()})")
+        lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   ({actual.status()})")
         if record.sut_message:
             lines.append(f"       the implementation said: {record.sut_message}")
     return lines
 
-
-def _status(observed: Observed) -> str:
-    parts = [f"raised {observed.error}" if observed.error else "succeeded"]
-    if observed.depth is not None:
-        parts.append(f"depth {observed.depth}")
-    if observed.revision is not None:
-        parts.append(f"revision {observed.revision}")
-    return "(" + ", ".join(parts) + ")"
 
 
 def format_counterexample(counterexample: Counterexample) -> str:
@@ -237,6 +229,26 @@ def _detail(result: PropertyResult) -> str:
     return result.reason
 
 
+def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Counterexample | None, str]]:
+    """Each violated property with its counterexample, printed once: R0 takes the
+    shortest counterexample another machine found, and a reader should not read
+    it twice. A repeat comes as ``(property, None, the property it repeats)``."""
+    shown: dict[tuple[object, ...], str] = {}
+    listed: list[tuple[str, Counterexample | None, str]] = []
+    for property_id, result in certificate.results.items():
+        counterexample = result.counterexample
+        if counterexample is None:
+            continue
+        key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
+               tuple(step.operation for step in counterexample.steps))
+        if key in shown:
+            listed.append((property_id, None, shown[key]))
+        else:
+            shown[key] = property_id
+            listed.append((property_id, counterexample, ""))
+    return listed
+
+
 def render_text(certificate: CertificateData) -> str:
     lines = [
         f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
@@ -252,9 +264,11 @@ def render_text(certificate: CertificateData) -> str:
         lines += ["", certificate.exhaustive.summary()]
         if certificate.exhaustive.violation is not None:
             lines += format_steps(certificate.exhaustive.violation.steps)
-    for result in certificate.results.values():
-        if result.counterexample is not None:
-            lines += ["", format_counterexample(result.counterexample)]
+    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
+        if counterexample is None:
+            lines += ["", f"{property_id}: the same counterexample as {shared_with}, above."]
+        else:
+            lines += ["", format_counterexample(counterexample)]
     lines += ["", f"exit status {certificate.exit_status}"]
     return "\n".join(lines)
 
@@ -283,9 +297,11 @@ def render_markdown(certificate: CertificateData) -> str:
     for pid, result in certificate.results.items():
         name = f"{pid} {result.title}".strip()
         lines.append(f"| {name} | **{result.verdict}** | {_detail(result).replace('|', '/')} |")
-    for result in certificate.results.values():
-        if result.counterexample is not None:
-            lines += ["", f"## {result.property_id} counterexample", "", "```", format_counterexample(result.counterexample), "```"]
+    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
+        if counterexample is None:
+            lines += ["", f"## {property_id} counterexample", "", f"The same as {shared_with}'s, above."]
+        else:
+            lines += ["", f"## {property_id} counterexample", "", "```", format_counterexample(counterexample), "```"]
     return "\n".join(lines) + "\n"
 
 

@@ -64,7 +64,7 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
     tracker = Tracker(property_id)
     machine = family.build_machine(target, property_id, tracker)
     result = run_to_verdict(
-        machine, tracker, prop.situations, PropertyResult(property_id, "passed", prop.title),
+        machine, tracker, family.situations(property_id, target), PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
         minimise=lambda violation: minimise(family, target, violation), family=family.name,
     )

@@ -298,6 +298,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
 
     name = "diffs"
     property_ids = ("S1", "S2", "S3")
+    operation_types = DiffOperation
     legacy_trace_schemas = ("rollcert-diff-trace/1",)
     replay_budget = 3000
 
@@ -332,15 +333,6 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
 
     def content(self, state: DiffModelState) -> bytes:
         return state.content
-
-    def depth(self, state: DiffModelState) -> int:
-        return state.depth
-
-    def revision(self, state: DiffModelState) -> int:
-        return state.revision
-
-    def accepts(self, operation: object) -> bool:
-        return isinstance(operation, DiffOperation)
 
     # -- the system under test ------------------------------------------------------------
 

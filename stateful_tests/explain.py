@@ -42,7 +42,8 @@ from rollcert.model.reference import ModelState, initial_state, step
 from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
 from rollcert.stateful_tests.certify import CertificateData, Counterexample, certify
 from rollcert.stateful_tests.diff_machine import DIFFS
-from rollcert.stateful_tests.judge import StepRecord, Violation
+from rollcert.stateful_tests.family import StepRecord, first_difference
+from rollcert.stateful_tests.judge import Violation
 
 #: Kinds of marked span. In text: deleted/undone ``[-…-]``, inserted/restored
 #: ``{+…+}``, an out-of-log write ``<!…!>``, bytes that differ from the model ``⟦…⟧``.
@@ -190,23 +191,6 @@ def _rollback_marks(
             return (gone,), (back,)
         return _fallback_marks(before.current, after.current, (UNDONE, RESTORED))
     return _fallback_marks(before.current, after.current, (DELETED, INSERTED))
-
-
-def first_difference(before: Sequence[Any], after: Sequence[Any]) -> tuple[int, int, int] | None:
-    """``(start, before_end, after_end)`` of what changed, or ``None`` if equal:
-    the common prefix and suffix stripped. On cells (identity-tagged bytes) this
-    is exact, never fooled by repeated text; on plain bytes it marks the bytes
-    a reader should compare."""
-    if before == after:
-        return None
-    prefix = 0
-    limit = min(len(before), len(after))
-    while prefix < limit and before[prefix] == after[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and before[len(before) - 1 - suffix] == after[len(after) - 1 - suffix]:
-        suffix += 1
-    return prefix, len(before) - suffix, len(after) - suffix
 
 
 def _diff_journal(state: DiffModelState) -> tuple[JournalEntry, ...]:
@@ -581,14 +565,6 @@ def show_marked(data: bytes, marks: Sequence[Span]) -> str:
     return "'" + "".join(pieces) + "'"
 
 
-def _status(observed: Any) -> str:
-    parts = [f"raised {observed.error}" if observed.error else "succeeded"]
-    if observed.depth is not None:
-        parts.append(f"depth {observed.depth}")
-    if observed.revision is not None:
-        parts.append(f"revision {observed.revision}")
-    return ", ".join(parts)
-
 
 def render_step(walk: Walkthrough, drawn: DrawnStep) -> list[str]:
     record = drawn.record
@@ -599,11 +575,11 @@ def render_step(walk: Walkthrough, drawn: DrawnStep) -> list[str]:
     lines.append(f"  before    {show_marked(record.before, drawn.before_marks)}")
     if not failing:
         lines.append(f"  after     {show_marked(drawn.after, drawn.after_marks)}")
-        lines.append(f"  model     {_status(record.expected)} — the implementation agrees")
+        lines.append(f"  model     {record.expected.status()} — the implementation agrees")
     else:
         lines.append(f"  expected  {show_marked(record.expected.buffer, drawn.expected_marks or drawn.after_marks)}"
-                     f"   ({_status(record.expected)})")
-        lines.append(f"  actual    {show_marked(record.actual.buffer, drawn.actual_marks)}   ({_status(record.actual)})")
+                     f"   ({record.expected.status()})")
+        lines.append(f"  actual    {show_marked(record.actual.buffer, drawn.actual_marks)}   ({record.actual.status()})")
         if record.sut_message:
             lines.append(f"  the implementation said: {record.sut_message}")
     journal = "  journal   " + ("(empty)" if not drawn.journal else "")

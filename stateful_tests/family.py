@@ -56,6 +56,15 @@ class Observed:
     depth: int | None
     revision: int | None
 
+    def status(self) -> str:
+        """The outcome and the counters, without the bytes: "raised X, depth 1, revision 4"."""
+        parts = [f"raised {self.error}" if self.error else "succeeded"]
+        if self.depth is not None:
+            parts.append(f"depth {self.depth}")
+        if self.revision is not None:
+            parts.append(f"revision {self.revision}")
+        return ", ".join(parts)
+
     def describe(self) -> str:
         parts = [repr(self.buffer)]
         if self.depth is not None:
@@ -126,11 +135,13 @@ class LiveSession(Protocol):
     def other_sut(self) -> SystemUnderTest: ...
 
 
-def first_difference(expected: bytes, actual: bytes) -> tuple[int, int, int] | None:
+def first_difference(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[int, int, int] | None:
     """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
 
     The span is what remains after stripping the common prefix and suffix, so it
-    marks exactly the bytes a reader should look at.
+    marks exactly the bytes a reader should look at. It takes any sequence: on
+    the diff model's cells (identity-tagged bytes) it is exact, never fooled by
+    repeated text.
     """
     if expected == actual:
         return None
@@ -226,17 +237,23 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
         Raise :class:`NotGenerable` for a step this family cannot judge."""
 
     @abstractmethod
-    def content(self, state: StateT) -> bytes: ...
+    def content(self, state: StateT) -> bytes:
+        """The bytes a reader of ``state`` sees."""
 
-    @abstractmethod
-    def depth(self, state: StateT) -> int: ...
+    def depth(self, state: StateT) -> int:
+        """Live records (every model of this suite names it ``depth``)."""
+        return int(getattr(state, "depth"))  # noqa: B009 - StateT is a type variable, not a protocol
 
-    @abstractmethod
-    def revision(self, state: StateT) -> int: ...
+    def revision(self, state: StateT) -> int:
+        """Successful mutations so far (every model of this suite names it ``revision``)."""
+        return int(getattr(state, "revision"))  # noqa: B009
+
+    #: The operation kinds a trace of this family may hold (a type or a union of types).
+    operation_types: ClassVar[Any] = object
 
     def accepts(self, operation: object) -> bool:
         """Whether ``operation`` is one of this family's operation kinds (for traces)."""
-        return True
+        return isinstance(operation, self.operation_types)
 
     # -- the system under test ----------------------------------------------------------
 
@@ -269,6 +286,12 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
     @abstractmethod
     def required_capabilities(self, property_id: str) -> frozenset[Capability]:
         """Without these the property is ``not_assessed``."""
+
+    def situations(self, property_id: str, target: Target) -> tuple[Any, ...]:
+        """The situations a run on ``target`` must reach before a pass means
+        anything: the property's, less those the target cannot reach for lack
+        of a capability the property itself does not need."""
+        return tuple(PROPERTIES[property_id].situations)
 
     @abstractmethod
     def build_machine(self, target: Target, property_id: str, tracker: Tracker) -> type[RuleBasedStateMachine]:

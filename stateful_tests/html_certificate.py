@@ -166,14 +166,6 @@ def strip(data: bytes, marks: Sequence[Span], label: str) -> str:
     return f'<div class="strip">{"".join(cells)}</div>'
 
 
-def _status(observed: Any) -> str:
-    parts = [f"raised {observed.error}" if observed.error else "succeeded"]
-    if observed.depth is not None:
-        parts.append(f"depth {observed.depth}")
-    if observed.revision is not None:
-        parts.append(f"revision {observed.revision}")
-    return ", ".join(parts)
-
 
 def _journal(drawn: DrawnStep) -> str:
     if not drawn.journal:
@@ -204,14 +196,14 @@ def _step(walk: Walkthrough, drawn: DrawnStep) -> str:
     parts.append(strip(record.before, drawn.before_marks, "before"))
     if not failing:
         parts.append(strip(drawn.after, drawn.after_marks, "after"))
-        parts.append(f'<p class="status">model and implementation: {_e(_status(record.expected))}</p>')
+        parts.append(f'<p class="status">model and implementation: {_e(record.expected.status())}</p>')
     else:
         parts.append(
             '<div class="pair">'
             f'<div class="side expected">{strip(record.expected.buffer, drawn.expected_marks, "expected")}'
-            f'<p class="status">{_e(_status(record.expected))}</p></div>'
+            f'<p class="status">{_e(record.expected.status())}</p></div>'
             f'<div class="side actual">{strip(record.actual.buffer, drawn.actual_marks, "actual")}'
-            f'<p class="status">{_e(_status(record.actual))}</p></div>'
+            f'<p class="status">{_e(record.actual.status())}</p></div>'
             "</div>"
         )
         if record.sut_message:

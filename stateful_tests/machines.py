@@ -89,7 +89,9 @@ REQUIRED_CAPABILITIES: dict[str, frozenset[Capability]] = {
     "R1": frozenset({Capability.JOURNAL_FAULTS}),
     "R2": frozenset({Capability.CORE}),
     "R3": frozenset({Capability.CHECKPOINTS}),
-    "R4": frozenset({Capability.OUT_OF_LOG_WRITES, Capability.ADOPT}),
+    # Adoption is the only way *past* a divergence, not a condition for detecting
+    # one: a target without it is judged on every rollback that meets a write.
+    "R4": frozenset({Capability.OUT_OF_LOG_WRITES}),
     "R6": frozenset({Capability.BOUNDED}),
     "R5": frozenset({Capability.DURABILITY}),
 }
@@ -106,6 +108,14 @@ RULE_CAPABILITY: dict[str, Capability] = {
     "crash_during": Capability.DURABILITY,
     "restart": Capability.DURABILITY,
     "corrupt_record": Capability.DURABILITY,
+}
+
+#: Situations a run can reach only with a capability beyond the property's own;
+#: a target without it is not asked to reach them (its run simply cannot).
+SITUATION_CAPABILITY: dict[str, Capability] = {
+    "rollback_to_meets_write": Capability.CHECKPOINTS,
+    "adopt": Capability.ADOPT,
+    "dead_checkpoint": Capability.CHECKPOINTS,
 }
 
 #: Rules made of operations of two capabilities need the second one as well.
@@ -356,6 +366,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 
     name = "rollback"
     property_ids = ("R0", "R1", "R2", "R3", "R4", "R5", "R6")
+    operation_types = Operation
     legacy_trace_schemas = ("rollcert-trace/1",)
 
     # -- the model ---------------------------------------------------------------------
@@ -379,15 +390,6 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 
     def content(self, state: ModelState) -> bytes:
         return state.current
-
-    def depth(self, state: ModelState) -> int:
-        return state.depth
-
-    def revision(self, state: ModelState) -> int:
-        return state.revision
-
-    def accepts(self, operation: object) -> bool:
-        return isinstance(operation, Operation)
 
     # -- the system under test -----------------------------------------------------------
 
@@ -461,6 +463,13 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 
     def required_capabilities(self, property_id: str) -> frozenset[Capability]:
         return REQUIRED_CAPABILITIES[property_id]
+
+    def situations(self, property_id: str, target: Target) -> tuple[Any, ...]:
+        return tuple(
+            situation
+            for situation in super().situations(property_id, target)
+            if SITUATION_CAPABILITY.get(situation.name, Capability.CORE) in target.capabilities
+        )
 
     def build_machine(self, target: Target, property_id: str, tracker: Tracker) -> type[RollbackMachine]:
         """A machine class with exactly the rules ``property_id`` uses on ``target``."""
