@@ -130,8 +130,8 @@ def run_to_verdict(
                 config.durable,
                 family,
             )
-        elif isinstance(error, (KeyboardInterrupt, SystemExit)):
-            raise
+        elif isinstance(error, KeyboardInterrupt):
+            raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
             result.verdict = "error"
             result.reason = f"the SUT is not deterministic: a failure did not reproduce ({error})"

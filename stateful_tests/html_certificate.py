@@ -220,6 +220,16 @@ def _step(walk: Walkthrough, drawn: DrawnStep) -> str:
     return "".join(parts)
 
 
+def _timeline(walk: Walkthrough) -> str:
+    """A concurrency counterexample (R7) is a history of overlapping calls, not a
+    failing step: its steps are the longest order that fits the model, all as the
+    model says, and its per-thread timeline is drawn here, as the text the
+    checker wrote (the call that cannot be placed is marked in it)."""
+    if "Timeline" not in walk.explanation:
+        return ""
+    return f'<div class="timeline"><h3>Timeline</h3><pre>{_e(walk.explanation)}</pre></div>'
+
+
 def _violation(walk: Walkthrough) -> str:
     anchor = f"replay-{walk.property_id}"
     found = (
@@ -234,7 +244,8 @@ def _violation(walk: Walkthrough) -> str:
         + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
         + (", on a durable journal" if walk.config.durable else "")
         + f'.</p><ol class="steps">{steps}</ol>'
-        f'<div class="replay"><span>Replay:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'
+        + _timeline(walk)
+        + f'<div class="replay"><span>Replay:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'
         f'<button type="button" class="copy" data-copy="{anchor}">Copy</button></div>'
         "</section>"
     )

@@ -156,9 +156,10 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self.sut_report = True
         try:
             family.perform(self, operation)
-        except (HarnessError, NotGenerable):
+        except (HarnessError, NotGenerable, KeyboardInterrupt):
             raise
-        except Exception as error:  # the SUT's answer, judged below
+        except BaseException as error:  # the SUT's answer, judged below: a native panic or a
+            # sys.exit() inside an operation is what the implementation did, not the end of rollcert
             sut_error = error_kind(error)
             sut_message = f"{type(error).__name__}: {error}"
         actual = self.observe_sut(sut_error)

@@ -31,8 +31,9 @@ from rollcert.stateful_tests.adapters import (
     require_package,
 )
 from rollcert.stateful_tests.certify import CertificateData, PropertyResult, certify
-from rollcert.stateful_tests.judge import StepRecord
+from rollcert.stateful_tests.judge import StepRecord, Violation, replay
 from rollcert.stateful_tests.targets import TargetError, resolve_target
+from rollcert.stateful_tests.traces import parse_trace
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
 REGENERATE = "python docs/certifications/regenerate.py"
@@ -156,13 +157,31 @@ def test_offsets_are_sound_without_the_set_aside_findings(target: str) -> None:
     assert result.verdict == "passed" and result.coverage["shifted"] > 0, (target, result.reason)
 
 
+#: The documented trace of pycrdt's LIFO-undo bug (docs/certifications/pycrdt.md):
+#: replayed directly, so the finding stands whatever trace a search finds first.
+PYCRDT_LIFO_TRACE = (
+    '{"schema":"rollcert-trace/2","family":"rollback","initial":"YWFhYWFh","capacity":null,"policy":"reject",'
+    '"operations":[{"op":"splice","offset":6,"delete_length":0,"insert":"YWE="},'
+    '{"op":"splice","offset":0,"delete_length":8,"insert":""},{"op":"rollback","steps":1},'
+    '{"op":"splice","offset":7,"delete_length":0,"insert":"YQ=="},{"op":"rollback","steps":1},'
+    '{"op":"rollback","steps":1}]}'
+)
+
+
 def test_pycrdt_undo_of_an_insert_restored_by_undo_leaves_part_of_it() -> None:
     """A bug, not a design choice: no out-of-log write is involved, only splices and undos."""
-    steps = _counterexample(_run("pycrdt-focused").results["R2"])
+    pytest.importorskip(_documented("pycrdt-focused").package)
+    family, config, operations = parse_trace(PYCRDT_LIFO_TRACE)
+    with pytest.raises(Violation) as raised:
+        replay(family, resolve_target("pycrdt-focused"), config, operations)
+    steps = raised.value.steps
     last = steps[-1]
-    assert all(isinstance(step.operation, (Splice, Rollback)) for step in steps)
+    assert len(steps) == len(operations), "pycrdt: the documented trace fails earlier now; see pycrdt.md"
     assert isinstance(last.operation, Rollback) and last.expected.error is None and last.actual.error is None
     assert len(last.actual.buffer) > len(last.expected.buffer), "pycrdt: R2 is violated differently now; see pycrdt.md"
+    # ... and the search still finds an R2 violation made of splices and undos alone.
+    found = _counterexample(_run("pycrdt-focused").results["R2"])
+    assert all(isinstance(step.operation, (Splice, Rollback)) for step in found)
 
 
 def test_pycrdt_untagged_remote_edit_becomes_a_local_undo_record() -> None:

@@ -32,6 +32,7 @@ from rollcert.stateful_tests.certify import CertificateData, PropertyResult, cer
 from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, DIFFS, POSITIONAL_ON_MOVED_BASE
 from rollcert.stateful_tests.judge import StepRecord, Violation, replay
 from rollcert.stateful_tests.targets import TargetError, resolve_target
+from rollcert.stateful_tests.traces import parse_trace
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
 REGENERATE = "python docs/certifications/regenerate.py"
@@ -193,12 +194,30 @@ def test_diff_match_patch_applies_a_content_diff_by_fuzzy_match() -> None:
     assert _accepted_what_the_rule_rejects(last), "diff-match-patch-focused: S1 changed"
 
 
-@pytest.mark.parametrize("target", ["git-apply-3way", "git-apply-3way-focused"])
+#: The documented traces of git apply --3way's finding (docs/certifications/git_apply.md),
+#: replayed directly, so the finding stands whatever trace a search finds first.
+THREE_WAY_TRACES = {
+    "git-apply-3way": '{"schema":"rollcert-diff-trace/1","initial":"YmEKCgo=","operations":[{"op":"snapshot"},'
+    '{"op":"apply_diff","snapshot":0,"mode":"content","hunks":[[4,4,"Cg=="]],"reads":[]},'
+    '{"op":"apply_diff","snapshot":0,"mode":"positional","hunks":[[3,5,""]],"reads":[]}]}',
+    "git-apply-3way-focused": '{"schema":"rollcert-diff-trace/1","initial":"YWJhCgoK","operations":[{"op":"snapshot"},'
+    '{"op":"apply_diff","snapshot":0,"mode":"content","hunks":[[4,4,"Cg=="]],"reads":[]},'
+    '{"op":"apply_diff","snapshot":0,"mode":"content","hunks":[[4,6,""]],"reads":[]}]}',
+}
+
+
+@pytest.mark.parametrize("target", sorted(THREE_WAY_TRACES))
 def test_git_apply_3way_refuses_but_leaves_conflict_markers(target: str) -> None:
     """A failed apply must change nothing; --3way leaves the merge conflict in the file."""
-    last = _counterexample(_s1(target))[-1]
+    _require(target)
+    family, config, operations = parse_trace(THREE_WAY_TRACES[target])
+    with pytest.raises(Violation) as raised:
+        replay(family, resolve_target(target), config, operations)
+    last = raised.value.steps[-1]
     assert (last.expected.error, last.actual.error) == ("StaleBaseError", "StaleBaseError")
     assert b"<<<<<<<" in last.actual.buffer and last.expected.buffer == last.before
+    # ... and the search still catches the tool on S1.
+    assert _s1(target).verdict == "violated"
 
 
 def test_git_apply_is_sound_on_its_own_rule_but_not_on_s1_as_a_whole() -> None:
