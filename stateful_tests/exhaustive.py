@@ -464,6 +464,8 @@ def explore(
                 for operation in operations_at(
                     node.state, capabilities, alphabet=alphabet, max_length=max_length, kinds=kinds, scope=scope
                 ):
+                    if target.sets_aside(node.state, operation):
+                        continue  # a known finding the target sets aside, as the machines skip it
                     if states >= max_states or (deadline is not None and time.perf_counter() > deadline):
                         raise _Budget
                     states += 1

@@ -1,0 +1,73 @@
+"""Every subcommand's bad input: exit status 3, one line on stderr, no traceback,
+and nothing run before the mistake is found."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rollcert.stateful_tests.cli import main
+
+GOOD_TRACE = {"schema": "rollcert-trace/2", "family": "rollback", "initial": "", "operations": []}
+
+
+def _trace(**fields: object) -> str:
+    return json.dumps({**GOOD_TRACE, **fields})
+
+
+BAD = {
+    "no subcommand": [],
+    "unknown subcommand": ["certfy"],
+    "negative seed": ["certify", "--seed", "-1"],
+    "seed not a number": ["certify", "--seed", "x"],
+    "unknown profile": ["certify", "--profile", "fast"],
+    "unknown property": ["certify", "--only", "R9"],
+    "empty --only": ["certify", "--only", ","],
+    "unwritable json": ["certify", "--json", "/nonexistent-dir/c.json"],
+    "json path is a directory": ["certify", "--json", "/tmp"],
+    "exhaustive depth 0": ["certify", "--exhaustive-depth", "0"],
+    "missing module": ["certify", "no_such_module_here:TARGET"],
+    "no colon": ["certify", "no_colon_here"],
+    "unknown specimen": ["certify", "specimen:nope"],
+    "unknown third-party": ["certify", "thirdparty:nope"],
+    "empty subprocess": ["certify", "subprocess:"],
+    "prove nan timeout": ["prove", "--timeout", "nan"],
+    "prove inf timeout": ["prove", "--timeout", "inf"],
+    "prove negative timeout": ["prove", "--timeout", "-1"],
+    "prove unknown obligation": ["prove", "--only", "nope"],
+    "explore negative budget": ["explore", "--time-budget", "-5"],
+    "explore depth 0": ["explore", "--depth", "0"],
+    "explore json directory": ["explore", "--json", "/tmp"],
+    "replay not JSON": ["replay", "bundled", "--trace", "{"],
+    "replay wrong schema": ["replay", "bundled", "--trace", json.dumps({"schema": "x"})],
+    "replay capacity 0": ["replay", "bundled", "--trace", _trace(capacity=0)],
+    "replay capacity -1": ["replay", "bundled", "--trace", _trace(capacity=-1)],
+    "replay huge integer": ["replay", "bundled", "--trace", '{"schema":"rollcert-trace/2","initial":"","operations":[{"op":"rollback","steps":' + "9" * 5000 + "}]}"],
+    "replay deep nesting": ["replay", "bundled", "--trace", "[" * 100_000],
+    "replay bad base64": ["replay", "bundled", "--trace", _trace(initial="***")],
+    "replay unknown operation": ["replay", "bundled", "--trace", _trace(operations=[{"op": "teleport"}])],
+    "replay checkpoint never taken": ["replay", "bundled", "--trace", _trace(operations=[{"op": "rollback_to", "checkpoint": 5}])],
+    "replay diff op in rollback trace": ["replay", "bundled", "--trace", _trace(operations=[{"op": "snapshot"}])],
+    "replay certificate missing": ["replay", "bundled", "--certificate", "/nonexistent.json", "--property", "R2"],
+    "replay certificate without property": ["replay", "bundled", "--certificate", "/nonexistent.json"],
+    "html unwritable": ["html", "/nonexistent.json", "/nonexistent-dir/x.html"],
+    "docs unwritable": ["docs", "--output", "/nonexistent-dir/tour.md"],
+    "specimens unwritable": ["specimens", "--json", "/nonexistent-dir/k.json"],
+}
+
+
+@pytest.mark.parametrize("argv", list(BAD.values()), ids=list(BAD))
+def test_bad_input_is_one_line_and_exit_3(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 3
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rollcert: "), captured.err
+
+
+def test_an_output_path_is_checked_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A long run must not end in 'cannot write': nothing is certified first."""
+    assert main(["certify", "--json", str(tmp_path / "missing" / "c.json")]) == 3
+    assert "certificate for" not in capsys.readouterr().out
