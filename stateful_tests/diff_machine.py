@@ -441,30 +441,21 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         """``operations`` without step ``index``, snapshot and apply numbers fixed
         up; ``None`` if a later step refers to the removed one."""
         removed = operations[index]
-        rest = operations[:index] + operations[index + 1 :]
         if isinstance(removed, TakeSnapshot):
-            number = sum(isinstance(op, TakeSnapshot) for op in operations[:index])
-            result: list[DiffOperation] = []
-            for op in rest:
-                if isinstance(op, ApplyDiff):
-                    if op.snapshot == number:
-                        return None
-                    if op.snapshot > number:
-                        op = replace(op, snapshot=op.snapshot - 1)
-                result.append(op)
-            return result
+            return shrink.without_numbered(
+                operations,
+                index,
+                lambda op: op.snapshot if isinstance(op, ApplyDiff) else None,
+                lambda op, number: replace(op, snapshot=number),
+            )
         if isinstance(removed, ApplyDiff):
-            number = sum(isinstance(op, ApplyDiff) for op in operations[:index])
-            result = []
-            for op in rest:
-                if isinstance(op, RollbackDiff):
-                    if op.applied == number:
-                        return None
-                    if op.applied > number:
-                        op = RollbackDiff(op.applied - 1)
-                result.append(op)
-            return result
-        return rest
+            return shrink.without_numbered(
+                operations,
+                index,
+                lambda op: op.applied if isinstance(op, RollbackDiff) else None,
+                lambda op, number: RollbackDiff(number),
+            )
+        return operations[:index] + operations[index + 1 :]
 
     def simpler(self, operation: DiffOperation) -> Iterator[DiffOperation]:
         if isinstance(operation, (Splice, ToolWrite)):

@@ -491,19 +491,14 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 
     def without_step(self, operations: list[Operation], index: int) -> list[Operation] | None:
         """Delete one step, renumbering checkpoints; ``None`` if a later step needs it."""
-        removed = operations[index]
-        if not isinstance(removed, TakeCheckpoint):
+        if not isinstance(operations[index], TakeCheckpoint):
             return operations[:index] + operations[index + 1 :]
-        number = sum(isinstance(op, TakeCheckpoint) for op in operations[:index])
-        result: list[Operation] = []
-        for op in operations[:index] + operations[index + 1 :]:
-            if isinstance(op, RollbackTo):
-                if op.checkpoint == number:
-                    return None
-                if op.checkpoint > number:
-                    op = RollbackTo(op.checkpoint - 1)
-            result.append(op)
-        return result
+        return shrink.without_numbered(
+            operations,
+            index,
+            lambda op: op.checkpoint if isinstance(op, RollbackTo) else None,
+            lambda op, number: RollbackTo(number),
+        )
 
     def simpler(self, operation: Operation) -> Iterator[Operation]:
         if isinstance(operation, (Splice, OutOfLogWrite)):

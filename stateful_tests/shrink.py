@@ -17,7 +17,7 @@ that reaches its shortest counterexamples soonest
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +26,30 @@ from rollcert.stateful_tests.family import Candidates, PropertyFamily
 from rollcert.stateful_tests.judge import Violation, replay
 
 Family = PropertyFamily[Any, Any, Any]
+
+
+def without_numbered(
+    operations: list[Any],
+    index: int,
+    reference_of: Callable[[Any], int | None],
+    renumbered: Callable[[Any, int], Any],
+) -> list[Any] | None:
+    """``operations`` without step ``index``, a step that *made* something later
+    steps name by its number (the k-th checkpoint, snapshot or applied diff):
+    the names above it move down by one, and if a later step names the removed
+    one, ``None`` — the trace would no longer mean anything. ``reference_of``
+    says which number a step names (``None``: none of this kind)."""
+    removed_kind = type(operations[index])
+    number = sum(isinstance(op, removed_kind) for op in operations[:index])
+    result: list[Any] = []
+    for op in operations[:index] + operations[index + 1 :]:
+        reference = reference_of(op)
+        if reference == number:
+            return None
+        if reference is not None and reference > number:
+            op = renumbered(op, reference - 1)
+        result.append(op)
+    return result
 
 
 def single_deletions(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
