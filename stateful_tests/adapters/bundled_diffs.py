@@ -18,17 +18,19 @@ planted bug; :func:`specimen_adapter` drives them through the same adapter.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
-from rollcert.model.contract import Hunk, Region
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
+from rollcert.stateful_tests.adapters.diff_applier import DiffApplier, DiffRequest
 from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter
 
 
-class BundledDiffAdapter(BundledAdapter):
+class BundledDiffAdapter(BundledAdapter, DiffApplier):
     """``BundledAdapter`` plus snapshot / apply_diff / rollback_diff."""
+
+    snapshot_type = DiffSnapshot
+    snapshot_owner = "implementation"
 
     #: The class of the diff layer (a specimen substitutes its broken variant).
     diff_layer: type[DiffableBuffer] = DiffableBuffer
@@ -69,20 +71,15 @@ class BundledDiffAdapter(BundledAdapter):
     def snapshot(self) -> object:
         return self.diffs.snapshot()
 
-    def apply_diff(
-        self,
-        snapshot: object,
-        mode: str,
-        hunks: Sequence[tuple[int, int, bytes]],
-        reads: Sequence[tuple[int, int]],
-    ) -> object:
-        if not isinstance(snapshot, DiffSnapshot):
-            raise TypeError(f"not a snapshot of this implementation: {type(snapshot).__name__}")
+    def check(self, request: DiffRequest) -> None:
+        """Nothing: ``author_diff`` checks the diff itself, and that is part of what is certified."""
+
+    def apply(self, request: DiffRequest) -> object:
         diff = self.diffs.author_diff(
-            snapshot,
-            mode,  # type: ignore[arg-type]  # a bad mode must raise ValueError
-            [Hunk(start, end, replacement) for start, end, replacement in hunks],
-            [Region(start, end) for start, end in reads],
+            request.snapshot,
+            request.mode,  # type: ignore[arg-type]  # a bad mode must raise ValueError
+            request.hunks,
+            request.reads,
         )
         return self.diffs.apply_diff(diff)
 

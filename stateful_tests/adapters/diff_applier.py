@@ -17,13 +17,15 @@ applier — a patch tool, a merge library, your own implementation — subclasse
    :func:`~rollcert.model.contract.check_diff` against ``base(snapshot)``
    (bad input raises ``ValueError``/``TypeError`` before the tool runs) — an
    adapter whose implementation checks the diff itself, as part of what is
-   certified, overrides :meth:`DiffApplier.check` to pass;
+   certified, overrides :meth:`DiffApplier.check` to do nothing;
 4. it calls :meth:`DiffApplier.apply`, the adapter's own step, with the
-   normalised arguments; ``apply`` applies the diff to the live base and
+   normalised arguments (a :class:`DiffRequest`); ``apply`` applies the diff to the live base and
    returns an opaque handle, or raises ``StaleBaseError``.
 
 :func:`apply_hunks` builds B1, the snapshot with the hunks applied, for a tool
-that is given the two versions rather than the hunks. Everything else of the
+that is given the two versions rather than the hunks, and
+:func:`applier_target` registers an applier that keeps no undo log (capability
+``DIFFS`` alone, with notes on what its patches cannot carry). Everything else of the
 adapter protocol (:mod:`rollcert.stateful_tests.adapter`) stays as in
 :class:`~rollcert.stateful_tests.adapter.UnsupportedOperations`: ``read``,
 ``splice``, ``snapshot`` and whatever else the adapter declares are its own.
@@ -32,12 +34,29 @@ adapter protocol (:mod:`rollcert.stateful_tests.adapter`) stays as in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, AnyStr, ClassVar
 
 from rollcert.model.contract import Hunk, Region, check_diff
-from rollcert.stateful_tests.adapter import HunkTriples, ReadPairs, UnsupportedOperations
+from rollcert.stateful_tests.adapter import (
+    Capability,
+    HunkTriples,
+    ReadPairs,
+    SutFactory,
+    Target,
+    UnsupportedOperations,
+)
 
-__all__ = ["DiffApplier", "HunkTriples", "ReadPairs", "apply_hunks", "as_hunks", "as_regions"]
+__all__ = [
+    "DiffApplier",
+    "DiffRequest",
+    "HunkTriples",
+    "ReadPairs",
+    "applier_target",
+    "apply_hunks",
+    "as_hunks",
+    "as_regions",
+]
 
 
 def as_hunks(hunks: HunkTriples) -> tuple[Hunk, ...]:
@@ -64,6 +83,19 @@ def apply_hunks(base: AnyStr, hunks: Sequence[Hunk], text: Callable[[bytes], Any
     return result
 
 
+@dataclass(frozen=True)
+class DiffRequest:
+    """One ``apply_diff`` call, normalised: what :meth:`DiffApplier.check` and
+    :meth:`DiffApplier.apply` receive."""
+
+    #: The adapter's own snapshot token (an instance of ``snapshot_type``).
+    snapshot: Any
+    #: The anchor mode as given ("positional" or "content" once checked).
+    mode: str
+    hunks: tuple[Hunk, ...]
+    reads: tuple[Region, ...]
+
+
 class DiffApplier(UnsupportedOperations):
     """Base class of a diff applier's adapter: ``apply_diff`` done once, ``apply`` left to the tool.
 
@@ -80,17 +112,49 @@ class DiffApplier(UnsupportedOperations):
         """B0, the content ``snapshot`` was taken of (its length bounds the diff)."""
         raise NotImplementedError(f"{type(self).__name__} must implement base()")
 
-    def check(self, snapshot: Any, mode: str, hunks: tuple[Hunk, ...], reads: tuple[Region, ...]) -> None:
+    def check(self, request: DiffRequest) -> None:
         """The authoring rule: ``check_diff`` against :meth:`base` (override to leave it to the SUT)."""
-        check_diff(len(self.base(snapshot)), mode, hunks, reads)
+        check_diff(len(self.base(request.snapshot)), request.mode, request.hunks, request.reads)
 
-    def apply(self, snapshot: Any, mode: str, hunks: tuple[Hunk, ...], reads: tuple[Region, ...]) -> object:
+    def apply(self, request: DiffRequest) -> object:
         """Apply the checked diff to the live base: a handle, or ``StaleBaseError``."""
         raise NotImplementedError(f"{type(self).__name__} must implement apply()")
 
     def apply_diff(self, snapshot: object, mode: str, hunks: HunkTriples, reads: ReadPairs) -> object:
         if not isinstance(snapshot, self.snapshot_type):
             raise TypeError(f"not a snapshot of this {self.snapshot_owner}: {type(snapshot).__name__}")
-        diff_hunks, regions = as_hunks(hunks), as_regions(reads)
-        self.check(snapshot, mode, diff_hunks, regions)
-        return self.apply(snapshot, mode, diff_hunks, regions)
+        request = DiffRequest(snapshot, mode, as_hunks(hunks), as_regions(reads))
+        self.check(request)
+        return self.apply(request)
+
+
+def applier_target(
+    name: str,
+    version: str,
+    factory: SutFactory,
+    description: str,
+    *,
+    patch: str,
+    judged: str,
+    keeper: str,
+    alphabet: bytes | None = None,
+) -> Target:
+    """The target of a diff applier without an undo log: capability ``DIFFS`` alone.
+
+    Its notes say that ``mode`` and ``reads`` are not passed (a ``patch`` cannot
+    carry them; how the tool ``judged`` staleness instead) and that capability
+    ``core`` is not declared (``keeper`` keeps no undo log), so S2, S3 and the
+    R properties are *not assessed*.
+    """
+    return Target(
+        name=name,
+        version=version,
+        capabilities=frozenset({Capability.DIFFS}),
+        factory=factory,
+        description=description,
+        notes={
+            "mode and reads": f"not passed (a {patch} cannot carry them): {judged}",
+            "core": f"not declared: {keeper} keeps no undo log (no rollback, no rollback_diff)",
+        },
+        alphabet=alphabet,
+    )

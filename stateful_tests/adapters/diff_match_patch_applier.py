@@ -32,20 +32,23 @@ so the diff machine's default letters are used. No undo log: capability
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rollcert.model.contract import Hunk, Region, check_diff, check_splice_arguments
+from rollcert.model.contract import check_splice_arguments
 from rollcert.model.errors import StaleBaseError
 from rollcert.stateful_tests.adapter import (
     BufferConfig,
-    Capability,
     CapabilityMissing,
     Target,
-    UnsupportedOperations,
 )
 from rollcert.stateful_tests.adapters import ascii_text, focused, require_package
+from rollcert.stateful_tests.adapters.diff_applier import (
+    DiffApplier,
+    DiffRequest,
+    applier_target,
+    apply_hunks,
+)
 from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 
 if TYPE_CHECKING:
@@ -68,8 +71,10 @@ class AppliedPatches:
     patches: str
 
 
-class DiffMatchPatchAdapter(UnsupportedOperations):
+class DiffMatchPatchAdapter(DiffApplier):
     """The buffer as a ``str``; diffs made by ``patch_make`` and applied by ``patch_apply``."""
+
+    snapshot_type = TextSnapshot
 
     def __init__(self, config: BufferConfig) -> None:
         from diff_match_patch import diff_match_patch
@@ -91,21 +96,12 @@ class DiffMatchPatchAdapter(UnsupportedOperations):
     def snapshot(self) -> object:
         return TextSnapshot(self.text)
 
-    def apply_diff(
-        self,
-        snapshot: object,
-        mode: str,
-        hunks: Sequence[tuple[int, int, bytes]],
-        reads: Sequence[tuple[int, int]],
-    ) -> object:
-        if not isinstance(snapshot, TextSnapshot):
-            raise TypeError(f"not a snapshot of this adapter: {type(snapshot).__name__}")
-        base = snapshot.text
-        diff_hunks = tuple(Hunk(start, end, replacement) for start, end, replacement in hunks)
-        check_diff(len(base), mode, diff_hunks, tuple(Region(start, end) for start, end in reads))
-        authored = base
-        for hunk in reversed(diff_hunks):
-            authored = authored[: hunk.start] + ascii_text(hunk.replacement, PACKAGE) + authored[hunk.end :]
+    def base(self, snapshot: TextSnapshot) -> str:
+        return snapshot.text
+
+    def apply(self, request: DiffRequest) -> object:
+        base = request.snapshot.text
+        authored = apply_hunks(base, request.hunks, lambda replacement: ascii_text(replacement, PACKAGE))
         patches: list[Any] = self.dmp.patch_make(base, authored)
         text, results = self.dmp.patch_apply(patches, self.text)
         self.text = text  # as the library left it, also when a patch failed
@@ -124,16 +120,14 @@ class DiffMatchPatchAdapter(UnsupportedOperations):
 
 def build_target() -> Target:
     """The registered ``diff-match-patch`` target; needs ``pip install 'rollcert[thirdparty]'``."""
-    return Target(
-        name="diff-match-patch",
-        version=f"diff-match-patch {require_package(PACKAGE, 'diff_match_patch')}",
-        capabilities=frozenset({Capability.DIFFS}),
-        factory=DiffMatchPatchAdapter,
-        description="diff-match-patch patch_make/patch_apply with default settings (fuzzy match, threshold 0.5)",
-        notes={
-            "mode and reads": "not passed (a patch cannot carry them): patch_apply places patches by fuzzy matching",
-            "core": "not declared: the library keeps no undo log (no rollback, no rollback_diff)",
-        },
+    return applier_target(
+        "diff-match-patch",
+        f"diff-match-patch {require_package(PACKAGE, 'diff_match_patch')}",
+        DiffMatchPatchAdapter,
+        "diff-match-patch patch_make/patch_apply with default settings (fuzzy match, threshold 0.5)",
+        patch="patch",
+        judged="patch_apply places patches by fuzzy matching",
+        keeper="the library",
     )
 
 

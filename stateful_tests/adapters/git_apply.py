@@ -32,17 +32,15 @@ No undo log: capability ``core`` is not declared (S2, S3 not assessed).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
+from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
 from rollcert.stateful_tests.adapters import focused
+from rollcert.stateful_tests.adapters.diff_applier import applier_target
 from rollcert.stateful_tests.adapters.gnu_patch import (
     FILE_NAME,
     LINE_ALPHABET,
     AppliedPatch,
     FileDiffApplier,
     FileSnapshot,
-    authored_content,
     require_tool,
 )
 from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
@@ -92,18 +90,9 @@ class GitApplyAdapter(FileDiffApplier):
             ],
             self.directory,
         )
-        if made.returncode not in (0, 1):  # 0: no difference, 1: a diff
-            raise HarnessError(f"git diff failed: {made.stderr.decode('utf-8', 'replace').strip()}")
-        return made.stdout
+        return self.patch_made(made, "git diff")
 
-    def apply_diff(
-        self,
-        snapshot: object,
-        mode: str,
-        hunks: Sequence[tuple[int, int, bytes]],
-        reads: Sequence[tuple[int, int]],
-    ) -> object:
-        base, result = authored_content(snapshot, mode, hunks, reads)
+    def apply_file(self, base: bytes, result: bytes) -> object:
         patch = self.git_diff(base, result)
         patch_file = self.scratch / PATCH_NAME
         patch_file.write_bytes(patch)
@@ -118,17 +107,14 @@ class GitApplyAdapter(FileDiffApplier):
 
 
 def _build(name: str, three_way: bool, description: str) -> Target:
-    return Target(
-        name=name,
-        version=require_tool("git"),
-        capabilities=frozenset({Capability.DIFFS}),
-        factory=lambda config: GitApplyAdapter(config, three_way),
-        description=description,
-        notes={
-            "mode and reads": "not passed (a git diff cannot carry them): git judges staleness by context lines"
-            + (" or a three-way line merge" if three_way else ""),
-            "core": "not declared: git apply keeps no undo log (no rollback, no rollback_diff)",
-        },
+    return applier_target(
+        name,
+        require_tool("git"),
+        lambda config: GitApplyAdapter(config, three_way),
+        description,
+        patch="git diff",
+        judged="git judges staleness by context lines" + (" or a three-way line merge" if three_way else ""),
+        keeper="git apply",
         alphabet=LINE_ALPHABET,
     )
 

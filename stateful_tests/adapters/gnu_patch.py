@@ -42,22 +42,25 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rollcert.model.contract import Hunk, Region, check_diff, check_splice_arguments
+from rollcert.model.contract import check_splice_arguments
 from rollcert.model.errors import StaleBaseError
 from rollcert.stateful_tests.adapter import (
     BufferConfig,
-    Capability,
     CapabilityMissing,
     HarnessError,
     Target,
     TargetError,
-    UnsupportedOperations,
 )
 from rollcert.stateful_tests.adapters import focused
+from rollcert.stateful_tests.adapters.diff_applier import (
+    DiffApplier,
+    DiffRequest,
+    applier_target,
+    apply_hunks,
+)
 from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 from rollcert.stateful_tests.strategies import DIFF_ALPHABET, HUNK_ALPHABET, TOOL_ALPHABET
 
@@ -105,27 +108,14 @@ def require_tool(name: str) -> str:
     return result.stdout.decode("utf-8", "replace").splitlines()[0].strip()
 
 
-def authored_content(
-    snapshot: object, mode: str, hunks: Sequence[tuple[int, int, bytes]], reads: Sequence[tuple[int, int]]
-) -> tuple[bytes, bytes]:
-    """(B0, B1): the snapshot's bytes and the bytes the author means, after checking the diff.
+class FileDiffApplier(DiffApplier):
+    """The buffer as a file in a temporary directory; subclasses run one tool on it.
 
-    Bad input raises ``TypeError``/``ValueError`` (the model's authoring rule),
-    before any tool runs.
+    :meth:`apply` hands the tool's own step, :meth:`apply_file`, B0 and B1
+    (the snapshot with the hunks applied).
     """
-    if not isinstance(snapshot, FileSnapshot):
-        raise TypeError(f"not a snapshot of this adapter: {type(snapshot).__name__}")
-    base = snapshot.content
-    diff_hunks = tuple(Hunk(start, end, replacement) for start, end, replacement in hunks)
-    check_diff(len(base), mode, diff_hunks, tuple(Region(start, end) for start, end in reads))
-    result = base
-    for hunk in reversed(diff_hunks):
-        result = result[: hunk.start] + hunk.replacement + result[hunk.end :]
-    return base, result
 
-
-class FileDiffApplier(UnsupportedOperations):
-    """The buffer as a file in a temporary directory; subclasses run one tool on it."""
+    snapshot_type = FileSnapshot
 
     def __init__(self, config: BufferConfig) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="rollcert-diff-"))
@@ -169,6 +159,23 @@ class FileDiffApplier(UnsupportedOperations):
     def snapshot(self) -> object:
         return FileSnapshot(self.read())
 
+    def base(self, snapshot: FileSnapshot) -> bytes:
+        return snapshot.content
+
+    def apply(self, request: DiffRequest) -> object:
+        base = request.snapshot.content
+        return self.apply_file(base, apply_hunks(base, request.hunks, bytes))
+
+    def apply_file(self, base: bytes, result: bytes) -> object:
+        """The tool's step: make a patch from ``base`` (B0) to ``result`` (B1) and apply it to the file."""
+        raise NotImplementedError(f"{type(self).__name__} must implement apply_file()")
+
+    def patch_made(self, made: subprocess.CompletedProcess[bytes], tool: str) -> bytes:
+        """The patch a diff tool printed (status 0: no difference, 1: a diff); else a harness error."""
+        if made.returncode not in (0, 1):
+            raise HarnessError(f"{tool} failed: {made.stderr.decode('utf-8', 'replace').strip()}")
+        return made.stdout
+
     def refuse(self, tool: str, result: subprocess.CompletedProcess[bytes]) -> StaleBaseError:
         """The tool's refusal as the protocol's error, with its own words."""
         said = (result.stdout + result.stderr).decode("utf-8", "replace").strip().replace("\n", " | ")
@@ -189,18 +196,9 @@ class GnuPatchAdapter(FileDiffApplier):
             ["diff", "-u", "--label", f"a/{FILE_NAME}", "--label", f"b/{FILE_NAME}", "old", "new"],
             self.scratch,
         )
-        if made.returncode not in (0, 1):  # 0: no difference, 1: a diff
-            raise HarnessError(f"diff failed: {made.stderr.decode('utf-8', 'replace')}")
-        return made.stdout
+        return self.patch_made(made, "diff")
 
-    def apply_diff(
-        self,
-        snapshot: object,
-        mode: str,
-        hunks: Sequence[tuple[int, int, bytes]],
-        reads: Sequence[tuple[int, int]],
-    ) -> object:
-        base, result = authored_content(snapshot, mode, hunks, reads)
+    def apply_file(self, base: bytes, result: bytes) -> object:
         patch = self.unified_diff(base, result)
         applied = self.run_tool(
             ["patch", "--force", "--no-backup-if-mismatch", "--reject-file=-", FILE_NAME],
@@ -215,16 +213,14 @@ class GnuPatchAdapter(FileDiffApplier):
 def build_target() -> Target:
     """The registered ``gnu-patch`` target; needs ``diff`` and ``patch`` on PATH."""
     require_tool("diff")
-    return Target(
-        name="gnu-patch",
-        version=require_tool("patch"),
-        capabilities=frozenset({Capability.DIFFS}),
-        factory=GnuPatchAdapter,
-        description="GNU patch applying a diff -u patch (3 lines of context, default fuzz 2) to a file",
-        notes={
-            "mode and reads": "not passed (a unified diff cannot carry them): patch judges staleness by context lines",
-            "core": "not declared: patch keeps no undo log (no rollback, no rollback_diff)",
-        },
+    return applier_target(
+        "gnu-patch",
+        require_tool("patch"),
+        GnuPatchAdapter,
+        "GNU patch applying a diff -u patch (3 lines of context, default fuzz 2) to a file",
+        patch="unified diff",
+        judged="patch judges staleness by context lines",
+        keeper="patch",
         alphabet=LINE_ALPHABET,
     )
 
