@@ -26,15 +26,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.model.contract import check_integer, check_splice_arguments
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.adapters import (
     UNCHANGING_EDIT_SKIPPED,
     UNDO_PAST_HORIZON_IGNORED,
-    ascii_text,
     focused,
     require_package,
 )
+from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -42,38 +41,36 @@ if TYPE_CHECKING:
 PACKAGE = "prompt_toolkit"
 
 
-class BufferAdapter(UnsupportedOperations):
+class BufferAdapter(TextPackageAdapter):
     """One ``prompt_toolkit.buffer.Buffer`` holding the buffer as text."""
+
+    package = PACKAGE
 
     def __init__(self, config: BufferConfig) -> None:
         from prompt_toolkit.buffer import Buffer
         from prompt_toolkit.document import Document
 
-        self.buffer: Buffer = Buffer(document=Document(ascii_text(config.initial, PACKAGE)))
+        self.buffer: Buffer = Buffer(document=Document(self.as_text(config.initial)))
 
     def read(self) -> bytes:
         return self.buffer.text.encode("utf-8")
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        offset, delete_length, data = check_splice_arguments(len(self.read()), offset, delete_length, insert)
-        text = ascii_text(data, PACKAGE)
+        offset, delete_length, text = self.checked_splice(offset, delete_length, insert)
         self.buffer.save_to_undo_stack()
         self.buffer.cursor_position = offset
         self.buffer.delete(delete_length)
         self.buffer.insert_text(text)
 
-    def rollback(self, steps: int) -> None:
-        if check_integer("steps", steps) < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")
-        for _ in range(steps):
-            self.buffer.undo()
+    def undo(self) -> None:
+        self.buffer.undo()
 
     def write_out_of_log(self, offset: int, delete_length: int, insert: bytes) -> None:
         from prompt_toolkit.document import Document
 
-        offset, delete_length, data = check_splice_arguments(len(self.read()), offset, delete_length, insert)
+        offset, delete_length, text = self.checked_splice(offset, delete_length, insert)
         current = self.buffer.text
-        changed = current[:offset] + ascii_text(data, PACKAGE) + current[offset + delete_length :]
+        changed = current[:offset] + text + current[offset + delete_length :]
         self.buffer.document = Document(changed, min(self.buffer.cursor_position, len(changed)))
 
     def adopt_current(self) -> None:

@@ -28,15 +28,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.model.contract import check_integer, check_splice_arguments
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.adapters import (
     EMPTY_EDIT_NOT_RECORDED,
     UNDO_PAST_HORIZON_IGNORED,
-    ascii_text,
     focused,
     require_package,
 )
+from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
 
 if TYPE_CHECKING:
     from pycrdt import Doc, Text
@@ -47,9 +46,11 @@ LOCAL_CLIENT, REMOTE_CLIENT = 1, 2
 REMOTE_ORIGIN = "remote"
 
 
-class CollaborativeTextAdapter(UnsupportedOperations):
+class CollaborativeTextAdapter(TextPackageAdapter):
     """A local ``Doc`` whose ``Text`` is undone by an ``UndoManager``, and a
     collaborator's ``Doc`` that makes the out-of-log (remote) edits."""
+
+    package = PACKAGE
 
     def __init__(self, config: BufferConfig, remote_origin: str | None) -> None:
         from pycrdt import Doc, Text, UndoManager
@@ -57,7 +58,7 @@ class CollaborativeTextAdapter(UnsupportedOperations):
         self.remote_origin = remote_origin
         self.doc: Doc[Text] = Doc(client_id=LOCAL_CLIENT)
         self.text: Text = self.doc.get("text", type=Text)
-        self.text += ascii_text(config.initial, PACKAGE)  # before the manager: the horizon
+        self.text += self.as_text(config.initial)  # before the manager: the horizon
         self.undo_manager = UndoManager(scopes=[self.text], capture_timeout_millis=0)
         self.collaborator: Doc[Text] = Doc(client_id=REMOTE_CLIENT)
         self.collaborator_text: Text = self.collaborator.get("text", type=Text)
@@ -73,23 +74,18 @@ class CollaborativeTextAdapter(UnsupportedOperations):
             text.insert(offset, insert)
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        offset, delete_length, data = check_splice_arguments(len(self.read()), offset, delete_length, insert)
-        text = ascii_text(data, PACKAGE)
+        offset, delete_length, text = self.checked_splice(offset, delete_length, insert)
         with self.doc.transaction():
             self._edit(self.text, offset, delete_length, text)
 
-    def rollback(self, steps: int) -> None:
-        if check_integer("steps", steps) < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")
-        for _ in range(steps):
-            self.undo_manager.undo()
+    def undo(self) -> None:
+        self.undo_manager.undo()
 
     def depth(self) -> int:
         return len(self.undo_manager.undo_stack)
 
     def write_out_of_log(self, offset: int, delete_length: int, insert: bytes) -> None:
-        offset, delete_length, data = check_splice_arguments(len(self.read()), offset, delete_length, insert)
-        text = ascii_text(data, PACKAGE)
+        offset, delete_length, text = self.checked_splice(offset, delete_length, insert)
         self.collaborator.apply_update(self.doc.get_update(self.collaborator.get_state()))
         with self.collaborator.transaction():
             self._edit(self.collaborator_text, offset, delete_length, text)
@@ -107,26 +103,24 @@ class CollaborativeTextAdapter(UnsupportedOperations):
 CAPABILITIES = frozenset({Capability.CORE, Capability.DEPTH, Capability.OUT_OF_LOG_WRITES, Capability.ADOPT})
 
 
-def build_tagged_target() -> Target:
-    """``pycrdt``: remote edits arrive tagged with an origin the undo manager does not track."""
+def _build(name: str, remote_origin: str | None, arrival: str) -> Target:
     return Target(
-        name="pycrdt",
+        name=name,
         version=f"pycrdt {require_package(PACKAGE, PACKAGE)}",
         capabilities=CAPABILITIES,
-        factory=lambda config: CollaborativeTextAdapter(config, REMOTE_ORIGIN),
-        description="pycrdt Text + UndoManager (selective undo); out-of-log write = remote edit tagged 'remote'",
+        factory=lambda config: CollaborativeTextAdapter(config, remote_origin),
+        description=f"pycrdt Text + UndoManager (selective undo); out-of-log write = remote edit {arrival}",
     )
+
+
+def build_tagged_target() -> Target:
+    """``pycrdt``: remote edits arrive tagged with an origin the undo manager does not track."""
+    return _build("pycrdt", REMOTE_ORIGIN, f"tagged '{REMOTE_ORIGIN}'")
 
 
 def build_untagged_target() -> Target:
     """``pycrdt-untagged``: remote edits arrive with no origin, like local ones."""
-    return Target(
-        name="pycrdt-untagged",
-        version=f"pycrdt {require_package(PACKAGE, PACKAGE)}",
-        capabilities=CAPABILITIES,
-        factory=lambda config: CollaborativeTextAdapter(config, None),
-        description="pycrdt Text + UndoManager (selective undo); out-of-log write = remote edit with no origin",
-    )
+    return _build("pycrdt-untagged", None, "with no origin")
 
 
 def build_focused_target() -> Target:

@@ -31,15 +31,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.model.contract import check_integer, check_splice_arguments
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.adapters import (
     EMPTY_EDIT_NOT_RECORDED,
     UNDO_PAST_HORIZON_IGNORED,
-    ascii_text,
     focused,
     require_package,
 )
+from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
 
 if TYPE_CHECKING:
     from textual.widgets import TextArea
@@ -51,13 +50,16 @@ PACKAGE = "textual"
 REWRITTEN = bytes(c for c in range(128) if c != ord("\n") and len(f"a{chr(c)}a".splitlines()) > 1)
 
 
-class TextAreaAdapter(UnsupportedOperations):
+class TextAreaAdapter(TextPackageAdapter):
     """One ``TextArea`` holding the buffer as text."""
+
+    package = PACKAGE
+    refused = REWRITTEN
 
     def __init__(self, config: BufferConfig) -> None:
         from textual.widgets import TextArea
 
-        self.text_area: TextArea = TextArea(ascii_text(config.initial, PACKAGE, REWRITTEN))
+        self.text_area: TextArea = TextArea(self.as_text(config.initial))
 
     def read(self) -> bytes:
         return self.text_area.text.encode("utf-8")
@@ -66,8 +68,7 @@ class TextAreaAdapter(UnsupportedOperations):
         """Byte offsets to the (row, column) locations textual edits by."""
         from textual.widgets.text_area import Document
 
-        offset, delete_length, data = check_splice_arguments(len(self.read()), offset, delete_length, insert)
-        text = ascii_text(data, PACKAGE, REWRITTEN)
+        offset, delete_length, text = self.checked_splice(offset, delete_length, insert)
         document = self.text_area.document
         assert isinstance(document, Document)  # a plain TextArea's; DocumentBase has no index mapping
         return (
@@ -81,11 +82,8 @@ class TextAreaAdapter(UnsupportedOperations):
         self.text_area.history.checkpoint()
         self.text_area.replace(text, start, end)
 
-    def rollback(self, steps: int) -> None:
-        if check_integer("steps", steps) < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")
-        for _ in range(steps):
-            self.text_area.undo()
+    def undo(self) -> None:
+        self.text_area.undo()
 
     def depth(self) -> int:
         return len(self.text_area.history.undo_stack)
