@@ -37,6 +37,7 @@ def bundled_certificate_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return status, json.loads(path.read_text()), directory
 
 
+@pytest.mark.slow
 def test_bundled_implementation_is_certified(bundled_certificate_file: tuple[int, dict[str, object], Path]) -> None:
     status, certificate, _ = bundled_certificate_file
     assert certificate["schema"] == "rollcert-certificate/2"
@@ -51,6 +52,7 @@ def test_bundled_implementation_is_certified(bundled_certificate_file: tuple[int
         assert properties[pid]["examples"] > 0 and properties[pid]["steps"] > 0
 
 
+@pytest.mark.slow
 def test_markdown_and_junit_are_written(bundled_certificate_file: tuple[int, dict[str, object], Path]) -> None:
     _, _, directory = bundled_certificate_file
     assert "| R2 Offset stability | **passed** |" in (directory / "c.md").read_text()
@@ -162,6 +164,7 @@ def _target(cls: type[_Fake]) -> Target:
     return Target(cls.__name__, "test", frozenset({Capability.CORE}), cls)
 
 
+@pytest.mark.slow
 def test_core_only_target_is_assessed_on_what_it_has() -> None:
     certificate = certify(_target(_Fake), only=("R0", "R1", "R2", "R3"))
     verdicts = {p: r.verdict for p, r in certificate.results.items()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from hypothesis import given, settings
 
 from rollcert.model.operations import Rollback, Splice
@@ -96,6 +97,7 @@ def test_r7_is_violated_on_a_specimen_with_a_timeline_counterexample() -> None:
     assert result.counterexample is not None and result.counterexample.steps
 
 
+@pytest.mark.slow
 def test_r7_passes_on_the_control_through_certify_with_overlap_covered() -> None:
     certificate = certify(LOCKED_NAIVE, profile="quick", seed=0, only=("R7",))
     result = certificate.results["R7"]

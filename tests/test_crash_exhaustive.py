@@ -17,6 +17,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
+import pytest
+
 from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
 from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
 from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
@@ -121,6 +123,7 @@ def crash_and_recover(
     return recovered, seen(open_durable_buffer(copy)) == recovered
 
 
+@pytest.mark.slow
 def test_every_crash_point_of_every_operation_recovers_before_or_after() -> None:
     rng = random.Random(20261130)
     traces = {random_trace(rng) for _ in range(TRACES * 2)}

@@ -29,6 +29,7 @@ def test_integer_offset_arithmetic_is_confirmed(function: Callable[..., Any]) ->
 
 
 @pytest.mark.parametrize("function", ch.BYTES_CONTRACTS, ids=lambda f: f.__name__)
+@pytest.mark.slow
 def test_bytes_contracts_hold_within_the_budget(function: Callable[..., Any]) -> None:
     result = ch.check_contract(function, budget_s=3.0)
     print(f"\n{result.name}: {result.status} in {result.seconds:.2f} s")
@@ -42,6 +43,7 @@ def test_every_planted_bug_is_found_within_its_budget(name: str) -> None:
     assert result.status == "FOUND", f"{name} survived {ch.MUTANT_BUDGET_S} s"
 
 
+@pytest.mark.slow
 def test_impl_agrees_with_the_model_and_the_dropped_record_does_not() -> None:
     honest = ch.check_contract(ch.impl_agrees_with_model, budget_s=5.0)
     print(f"\nimpl vs model: {honest.status} in {honest.seconds:.2f} s")

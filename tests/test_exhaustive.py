@@ -74,6 +74,7 @@ def machines_shortest(name: str) -> int | None:
     return min(lengths, default=None)
 
 
+@pytest.mark.slow
 def test_bundled_passes_depth_4() -> None:
     result = explore(TARGET, depth=4)
     print(f"\nbundled: {result.summary()}")

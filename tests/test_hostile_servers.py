@@ -133,6 +133,7 @@ HOSTILE_SERVERS = [
 
 
 @pytest.mark.parametrize(("server", "reason"), HOSTILE_SERVERS)
+@pytest.mark.slow
 def test_smoke_against_a_hostile_server_is_an_error_in_bounded_memory(
     tmp_path: Path, server: str, reason: str
 ) -> None:
@@ -147,6 +148,7 @@ def test_smoke_against_a_hostile_server_is_an_error_in_bounded_memory(
 
 
 @pytest.mark.parametrize(("server", "reason"), HOSTILE_SERVERS)
+@pytest.mark.slow
 def test_certify_against_a_hostile_server_is_an_error_in_bounded_memory(
     tmp_path: Path, server: str, reason: str
 ) -> None:

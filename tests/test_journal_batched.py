@@ -94,6 +94,7 @@ def open_batched(disk: SimulatedDisk, initial: bytes = b"") -> JournaledBuffer:
     return open_durable_buffer(disk, initial, durability=Durability.batched(every_records=EVERY_RECORDS, every_ms=None))
 
 
+@pytest.mark.slow
 def test_every_crash_point_of_batched_traces_recovers_inside_the_window() -> None:
     rng = random.Random(2026_12)
     outcomes: Counter[str] = Counter()

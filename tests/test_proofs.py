@@ -263,6 +263,7 @@ def test_bridge_lifo_encoding_equals_journaled_buffer(case: tuple[bytes, list[tu
 # --- the command ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_prove_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert rollcert_main(["prove"]) == 0
     output = capsys.readouterr().out

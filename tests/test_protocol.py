@@ -58,6 +58,7 @@ def fake(name: str) -> list[str]:
 # -- the reference server --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reference_server_certifies_like_the_in_process_bundled_target() -> None:
     chosen = ("R0", "R2", "R3")
     remote = certify(subprocess_target(REFERENCE), only=chosen)
@@ -130,6 +131,7 @@ def test_a_broken_server_is_restarted_for_the_next_buffer() -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.slow
 def test_the_javascript_example_server_is_certified_on_what_it_declares() -> None:
     script = Path(__file__).parent.parent / "examples" / "protocol" / "buffer_server.js"
     certificate = certify(subprocess_target(["node", str(script)]), only=("R0", "R1", "R2", "R3"))

@@ -28,6 +28,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.storage import RealDirectory
 from rollcert.model.operations import Compact, Operation, Rollback, Splice
@@ -171,6 +173,7 @@ def recover_and_resume(directory: Path) -> tuple[tuple[bytes, int, int], bool]:
         storage.close()
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_recovers_the_state_before_or_after(tmp_path: Path) -> None:
     """200 real SIGKILLs, each of a fresh child on its own random stream: every
     recovery succeeds and gives the model state after the k reported

@@ -44,6 +44,7 @@ def test_every_specimen_named_in_the_issue_is_registered() -> None:
 
 
 @pytest.mark.parametrize("name", SPECIMENS)
+@pytest.mark.slow
 def test_specimen_is_killed_as_its_story_says(name: str) -> None:
     matrix = kill_matrix(profile="quick", seed=0, names=[name])
     row = matrix.rows[0]

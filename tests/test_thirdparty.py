@@ -110,6 +110,7 @@ def test_every_registered_target_is_documented() -> None:
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
+@pytest.mark.slow
 def test_verdicts_are_as_documented(documented: Documented) -> None:
     pytest.importorskip(documented.package)
     certificate = certificate_of(documented.target, documented.profile, documented.seed)

@@ -120,6 +120,7 @@ def test_every_registered_diff_applier_is_documented() -> None:
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
+@pytest.mark.slow
 def test_verdicts_are_as_documented(documented: Documented) -> None:
     _require(documented.target)
     certificate = certificate_of(documented.target, documented.profile, documented.seed)
