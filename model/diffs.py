@@ -203,6 +203,72 @@ def apply(diff: Diff, live: Cells, next_identity: int) -> Accepted | Rejected:
     return Accepted(cells, identity, placed)
 
 
+def apply_over_equal_rewrites(diff: Diff, live: Cells, next_identity: int) -> Accepted | None:
+    """What S1 also *allows* (never requires) for a content diff the rule rejects:
+    applying it when every effective read region whose cells are gone was only
+    rewritten with equal bytes — the same bytes, contiguous, standing exactly
+    between the region's own neighbours (located by identity, as everything in
+    this model), or against the buffer's end where the region touched it.
+
+    A content-based applier cannot see such a rewrite, and the result is the
+    one the author meant, so accepting is not a violation; rejecting stays the
+    rule's answer. ``None`` when some region really changed (or the diff is
+    positional, or the rule accepts anyway). Nothing is searched by content:
+    a region's place is fixed by its neighbours' identities.
+    """
+    if diff.mode != "content" or content_of(live) == diff.base.content:
+        return None
+    base = diff.base.cells
+    shift: dict[Region, int] = {}
+    rewritten = False
+    for region in diff.effective_reads:
+        position = locate(base[region.start : region.end], live)
+        if position is None:
+            position = _between_neighbours(base, region, live)
+            if position is None:
+                return None
+            rewritten = True
+        shift[region] = position - region.start
+    if not rewritten:
+        return None  # the rule accepts this diff itself
+    length = len(base)
+    placed = tuple(
+        (h.start + offset, h.end + offset, h.replacement)
+        for h in diff.hunks
+        for offset in (shift[Region(max(0, h.start - 1), min(length, h.end + 1))],)
+    )
+    cells, identity = splice_placed(live, placed, next_identity)
+    return Accepted(cells, identity, placed)
+
+
+def _between_neighbours(base: Cells, region: Region, live: Cells) -> int | None:
+    """Where ``region``'s bytes stand in ``live`` if they stand, unchanged in
+    value, exactly between the cells that neighboured them in ``base``."""
+    wanted = content_of(base[region.start : region.end])
+    if region.start > 0:
+        left = locate(base[region.start - 1 : region.start], live)
+        if left is None:
+            return None
+        position = left + 1
+    elif region.end < len(base):
+        right = locate(base[region.end : region.end + 1], live)
+        if right is None:
+            return None
+        position = right - len(wanted)
+    else:
+        position = 0
+    end = position + len(wanted)
+    if position < 0 or content_of(live[position:end]) != wanted:
+        return None
+    if region.end < len(base):
+        right = locate(base[region.end : region.end + 1], live)
+        if right != end:
+            return None
+    elif end != len(live):
+        return None
+    return position
+
+
 # -- the model's state and step function ---------------------------------------------------
 
 
@@ -259,6 +325,9 @@ class DiffOutcome:
     #: For an apply_diff: the snapshot it was authored on and the diff (for
     #: explanations and coverage).
     diff: Diff | None = None
+    #: For a rejected apply: the state an applier may reach instead by applying
+    #: it over reads rewritten with equal bytes (:func:`apply_over_equal_rewrites`).
+    also_acceptable: DiffModelState | None = None
 
 
 def _push(state: DiffModelState, cells: Cells, next_identity: int) -> DiffModelState:
@@ -317,8 +386,14 @@ def diff_step(state: DiffModelState, operation: DiffOperation) -> DiffOutcome:
         diff = author(state, operation)
         result = apply(diff, state.current, state.next_identity)
         if isinstance(result, Rejected):
-            # S1: a stale diff changes nothing.
-            return DiffOutcome(reject_apply(state), StaleBaseError, result.reason, result.conflict, diff)
+            # S1: a stale diff changes nothing (or, where its reads were only
+            # rewritten with equal bytes, may apply as its author meant).
+            allowed = apply_over_equal_rewrites(diff, state.current, state.next_identity)
+            accepted = None
+            if allowed is not None:
+                after = _push(state, allowed.cells, allowed.next_identity)
+                accepted = replace(after, applied=state.applied + ((after.serials[-1], operation.snapshot),))
+            return DiffOutcome(reject_apply(state), StaleBaseError, result.reason, result.conflict, diff, accepted)
         # S2: the whole diff is one new state, so one rollback step undoes all of it.
         after = _push(state, result.cells, result.next_identity)
         record = (after.serials[-1], operation.snapshot)

@@ -94,6 +94,9 @@ DIFF_RULE_CAPABILITY: dict[str, Capability] = {"rollback": Capability.CORE, "bra
 
 #: The reading of an apply the rule accepts but the SUT refused, changing nothing.
 IMPRECISE = "imprecise: refused a diff the rule accepts, changing nothing"
+#: The reading of an apply the rule rejects, accepted because its changed reads
+#: were only rewritten with equal bytes (allowed, not required; counted apart).
+EQUAL_BYTES = "accepted over reads rewritten with equal bytes (allowed, not required)"
 
 
 def _snapshot_moved(state: DiffModelState, operation: ApplyDiff) -> bool:
@@ -322,6 +325,8 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         if isinstance(operation, ApplyDiff):
             if outcome.error is None:
                 readings += (Reading(reject_apply(state), "StaleBaseError", IMPRECISE),)
+            if outcome.also_acceptable is not None:
+                readings += (Reading(outcome.also_acceptable, None, EQUAL_BYTES),)
             if outcome.diff is not None:
                 context = (
                     ("base B0", f"{_show(outcome.diff.base.content)}   (the snapshot the diff was authored on)"),
@@ -376,10 +381,14 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
             tallies["rule_accepts"] += 1
             if matched is prediction.readings[0]:
                 tallies["sut_accepts"] += 1
+        if matched is not None and matched.note == EQUAL_BYTES:
+            tallies["equal_bytes_accepted"] += 1
 
     def figures(self, tallies: Counter[str]) -> dict[str, float]:
         """Precision: the share of the diffs the rule accepts that the SUT accepted."""
         figures = {"rule_accepts": float(tallies["rule_accepts"]), "sut_accepts": float(tallies["sut_accepts"])}
+        if tallies["equal_bytes_accepted"]:
+            figures["equal_bytes_accepted"] = float(tallies["equal_bytes_accepted"])
         if tallies["rule_accepts"]:
             figures["precision"] = round(tallies["sut_accepts"] / tallies["rule_accepts"], 4)
         return figures

@@ -11,6 +11,7 @@ from rollcert.model.diffs import (
     Accepted,
     Diff,
     DiffModelState,
+    DiffOutcome,
     Rejected,
     apply,
     content_of,
@@ -279,3 +280,37 @@ def test_s1_s2_s3_are_in_the_property_registry_with_situations() -> None:
         prop = PROPERTIES[property_id]
         assert prop is PROPERTIES[property_id]
         assert prop.statement.strip() and prop.situations
+
+
+# -- S1's allowance: reads rewritten with equal bytes ------------------------------------
+
+
+def _stale_over_rewrite(rewrite: bytes) -> DiffOutcome:
+    """B0 = 'abcdef'; a tool rewrites [2, 4) with ``rewrite`` and appends 'X' (so the
+    content differs from B0); a content diff that read [2, 4) then edits [0, 1)."""
+    state = initial_diff_state(b"abcdef")
+    for operation in (TakeSnapshot(), ToolWrite(2, 2, rewrite), ToolWrite(6, 0, b"X")):
+        state = diff_step(state, operation).state
+    return diff_step(state, ApplyDiff(0, "content", (Hunk(0, 1, b"Z"),), (Region(2, 4),)))
+
+
+def test_a_read_rewritten_with_equal_bytes_may_be_accepted_but_the_rule_rejects() -> None:
+    outcome = _stale_over_rewrite(b"cd")
+    assert outcome.error is StaleBaseError and outcome.state.content == b"abcdefX"  # the rule's answer
+    assert outcome.also_acceptable is not None
+    assert outcome.also_acceptable.content == b"ZbcdefX"  # what the author meant, where it meant it
+
+
+def test_a_read_rewritten_with_other_bytes_allows_nothing_else() -> None:
+    outcome = _stale_over_rewrite(b"cX")
+    assert outcome.error is StaleBaseError and outcome.also_acceptable is None
+
+
+def test_the_allowance_needs_the_neighbours_where_they_were() -> None:
+    """'cd' typed again somewhere else is not the region: its neighbours say where it belongs."""
+    state = initial_diff_state(b"abcdef")
+    for operation in (TakeSnapshot(), ToolWrite(2, 2, b""), ToolWrite(4, 0, b"cd")):
+        state = diff_step(state, operation).state
+    assert state.content == b"abefcd"
+    outcome = diff_step(state, ApplyDiff(0, "content", (Hunk(0, 1, b"Z"),), (Region(2, 4),)))
+    assert outcome.error is StaleBaseError and outcome.also_acceptable is None
