@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
 from rollcert.model.contract import Region
-from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY, register_diff
 
 
 def _nearest(live: bytes, text: bytes, origin: int) -> int | None:
@@ -14,18 +13,7 @@ def _nearest(live: bytes, text: bytes, origin: int) -> int | None:
     return min(found, key=lambda p: (abs(p - origin), p)) if found else None
 
 
-@register(
-    "fuzzy_reconcile",
-    breaks={"S1"},
-    also_caught_by={
-        "S2": "the S2 machine applies diffs too (before rolling them back), and every apply "
-        "is judged by the S1 rule, so the same wrong accept shows there",
-        "S3": "the S3 machine applies diffs after edits and rollbacks, and every apply is "
-        "judged by the S1 rule, so the same wrong accept shows there",
-    },
-    capabilities=DIFF_SPECIMEN_CAPABILITIES,
-    adapter=specimen_adapter,
-)
+@register_diff("fuzzy_reconcile", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)
 class FuzzyReconcileBuffer(DiffableBuffer):
     """When the base changed, a content diff is reconciled the way patch
     tools with fuzz do it: each read region counts as unchanged if its old

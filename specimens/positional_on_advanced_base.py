@@ -3,22 +3,10 @@
 from __future__ import annotations
 
 from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
-from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY, register_diff
 
 
-@register(
-    "positional_on_advanced_base",
-    breaks={"S1"},
-    also_caught_by={
-        "S2": "the S2 machine applies diffs too (before rolling them back), and every apply "
-        "is judged by the S1 rule, so the same wrong accept shows there",
-        "S3": "the S3 machine applies diffs after edits and rollbacks, and every apply is "
-        "judged by the S1 rule, so the same wrong accept shows there",
-    },
-    capabilities=DIFF_SPECIMEN_CAPABILITIES,
-    adapter=specimen_adapter,
-)
+@register_diff("positional_on_advanced_base", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)
 class PositionalOnAdvancedBaseBuffer(DiffableBuffer):
     """Content-anchored diffs are handled exactly, but a diff that names its
     places by offset or line number is applied at those numbers whenever they

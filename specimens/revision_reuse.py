@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from rollcert.impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer, DiffSnapshot
 from rollcert.impl.journaled_buffer import Checkpoint
-from rollcert.specimens import register
+from rollcert.specimens._diff_base import register_diff
 from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
 
 
-@register(
+@register_diff(
     "revision_reuse",
     breaks={"S3"},
     also_caught_by={
@@ -21,7 +21,6 @@ from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABIL
     # Its counter is internal (it does not offer revision()), so only what it
     # does with diffs can give it away.
     capabilities=DIFF_SPECIMEN_CAPABILITIES - {Capability.REVISIONS},
-    adapter=specimen_adapter,
 )
 class RevisionReuseBuffer(DiffableBuffer):
     """Its revision counter counts the edits currently applied: +1 per splice

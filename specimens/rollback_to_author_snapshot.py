@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 from rollcert.impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer
-from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.specimens._diff_base import register_diff
 
 
-@register(
-    "rollback_to_author_snapshot",
-    breaks={"S2"},
-    capabilities=DIFF_SPECIMEN_CAPABILITIES,
-    adapter=specimen_adapter,
-)
+@register_diff("rollback_to_author_snapshot", breaks={"S2"})
 class RollbackToAuthorSnapshotBuffer(DiffableBuffer):
     """Applying diffs is exact, but undoing one is implemented as "put back
     what the author started from": the journal records are rolled back as

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from rollcert.specimens import register
-from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES, LockedNaiveBuffer, concurrent_adapter
+from rollcert.specimens._concurrent import (
+    CONCURRENT_CAPABILITIES,
+    LockedNaiveBuffer,
+    MeasuredNaiveBuffer,
+    concurrent_adapter,
+)
 
 
 @register("unlocked_observations", breaks={"R7"}, capabilities=CONCURRENT_CAPABILITIES, adapter=concurrent_adapter)
@@ -15,13 +20,7 @@ class UnlockedObservationsBuffer(LockedNaiveBuffer):
     state that is neither before nor after. The bundled JournaledBuffer had
     exactly this bug until R7 was certified."""
 
-    def __len__(self) -> int:
-        return len(self._bytes)
-
-    @property
-    def depth(self) -> int:
-        return len(self._records)
-
-    @property
-    def revision(self) -> int:
-        return self._revision
+    # the bug: the observations of the unlocked naive buffer, under no lock
+    __len__ = MeasuredNaiveBuffer.__len__
+    depth = MeasuredNaiveBuffer.depth
+    revision = MeasuredNaiveBuffer.revision

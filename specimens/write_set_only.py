@@ -5,22 +5,10 @@ from __future__ import annotations
 from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer
 from rollcert.model.contract import Region
 from rollcert.model.diffs import effective_regions
-from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY, register_diff
 
 
-@register(
-    "write_set_only",
-    breaks={"S1"},
-    also_caught_by={
-        "S2": "the S2 machine applies diffs too (before rolling them back), and every apply "
-        "is judged by the S1 rule, so the same wrong accept shows there",
-        "S3": "the S3 machine applies diffs after edits and rollbacks, and every apply is "
-        "judged by the S1 rule, so the same wrong accept shows there",
-    },
-    capabilities=DIFF_SPECIMEN_CAPABILITIES,
-    adapter=specimen_adapter,
-)
+@register_diff("write_set_only", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)
 class WriteSetOnlyBuffer(DiffableBuffer):
     """Before applying a content diff to a changed base, it checks that the
     bytes each hunk rewrites (and the byte on either side) are untouched, and

@@ -1,0 +1,37 @@
+"""What the diff family's specimens share: how they are registered and driven.
+
+A diff specimen is a :class:`~rollcert.impl.diffs.DiffableBuffer` subclass with
+one planted bug, driven through the bundled diff adapter
+(:func:`~rollcert.stateful_tests.adapters.bundled_diffs.specimen_adapter`) on
+the diff capabilities; :func:`register_diff` is ``register`` with those set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rollcert.specimens import register
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+
+#: Why a wrong accept (an S1 bug: a stale diff applied) is caught by the S2 and S3 machines too.
+WRONG_ACCEPT_ALSO_CAUGHT_BY = {
+    "S2": "the S2 machine applies diffs too (before rolling them back), and every apply "
+    "is judged by the S1 rule, so the same wrong accept shows there",
+    "S3": "the S3 machine applies diffs after edits and rollbacks, and every apply is "
+    "judged by the S1 rule, so the same wrong accept shows there",
+}
+
+
+def register_diff(
+    name: str,
+    *,
+    breaks: set[str],
+    also_caught_by: dict[str, str] | None = None,
+    capabilities: frozenset[Capability] = DIFF_SPECIMEN_CAPABILITIES,
+) -> Callable[[type[Any]], type[Any]]:
+    """Register a broken ``DiffableBuffer`` as the diff specimen ``name`` (see ``register``)."""
+    return register(
+        name, breaks=breaks, also_caught_by=also_caught_by, capabilities=capabilities, adapter=specimen_adapter
+    )
