@@ -2,7 +2,7 @@
 
     rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
                      [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
-                     [--exhaustive-depth K]
+                     [--exhaustive-depth K] [--set-aside FINDINGS.toml]
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID)
     rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] [--depth K]          # bounded exhaustive search
@@ -28,6 +28,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,26 @@ def write_output(path: Path | None, text: str) -> None:
             raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
 
+def add_set_aside_option(parser: argparse.ArgumentParser) -> None:
+    """``--set-aside FILE``: known findings (TOML) the run does not generate; see stateful_tests/findings.py."""
+    parser.add_argument(
+        "--set-aside", type=Path, metavar="FILE",
+        help="a findings file (TOML): known findings to set aside; the certificate lists them",
+    )
+
+
+def resolve_with_findings(args: argparse.Namespace, text: str) -> Any:
+    """The target named ``text``, with ``--set-aside``'s findings set aside. The
+    file is read first, so a malformed one is refused before a server starts."""
+    from rollcert.stateful_tests.findings import load_findings
+    from rollcert.stateful_tests.targets import resolve_target
+
+    path: Path | None = getattr(args, "set_aside", None)
+    findings = load_findings(path) if path is not None else ()
+    target = resolve_target(text)
+    return replace(target, set_aside=(*target.set_aside, *findings)) if findings else target
+
+
 def _only(text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
@@ -123,16 +144,16 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--exhaustive-depth", type=whole_number(1, 6), metavar="K", help="also run the bounded exhaustive search to depth K"
     )
+    add_set_aside_option(parser)
 
 
 def _certify(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import render_junit, render_markdown, render_text, to_json
     from rollcert.stateful_tests.certify import certify
-    from rollcert.stateful_tests.targets import resolve_target
 
     only = _only(args.only)
     check_writable(args.json, args.markdown, args.junit, args.html)
-    target = resolve_target(args.target)
+    target = resolve_with_findings(args, args.target)
     certificate = certify(target, profile=args.profile, seed=args.seed, only=only, target_text=args.target)
     if args.exhaustive_depth is not None:
         from rollcert.stateful_tests.exhaustive import explore
@@ -155,6 +176,7 @@ def _configure_replay(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--trace", help="the trace as JSON text (as printed after 'Replay:')")
     source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
     parser.add_argument("--property", help="with --certificate: which property's counterexample")
+    add_set_aside_option(parser)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -162,7 +184,6 @@ def _replay(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import format_steps
     from rollcert.stateful_tests.family import NotGenerable
     from rollcert.stateful_tests.judge import Violation, replay
-    from rollcert.stateful_tests.targets import resolve_target
     from rollcert.stateful_tests.traces import parse_trace
 
     if args.trace is not None:
@@ -181,7 +202,7 @@ def _replay(args: argparse.Namespace) -> int:
         family, config, operations = parse_trace(trace_text)
     except (ValueError, TypeError) as error:
         raise UsageError(f"bad trace: {error}") from None
-    target = resolve_target(args.target)
+    target = resolve_with_findings(args, args.target)
     try:
         steps = replay(family, target, config, operations)
     except Violation as violation:
@@ -195,19 +216,20 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"ERROR: the adapter or the SUT broke: {error}")
         return 2
     print("\n".join(format_steps(steps)))
-    print(f"all {len(steps)} steps agree with the model")
+    skipped = len(operations) - len(steps)  # steps a --set-aside finding covers
+    print(f"all {len(steps)} steps agree with the model" + (f" ({skipped} set aside)" if skipped else ""))
     return 0
 
 
 def _configure_smoke(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help=TARGET_HELP)
+    add_set_aside_option(parser)
 
 
 def _smoke(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.smoke import smoke
-    from rollcert.stateful_tests.targets import resolve_target
 
-    return smoke(resolve_target(args.target))
+    return smoke(resolve_with_findings(args, args.target))
 
 
 def _configure_explore(parser: argparse.ArgumentParser) -> None:
@@ -220,15 +242,15 @@ def _configure_explore(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--time-budget", type=positive_seconds, default=None, help="seconds; unknown if exceeded")
     parser.add_argument("--json", type=Path, help="write the result as JSON")
+    add_set_aside_option(parser)
 
 
 def _explore(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import format_steps
     from rollcert.stateful_tests.exhaustive import explore
-    from rollcert.stateful_tests.targets import resolve_target
 
     check_writable(args.json)
-    target = resolve_target(args.target)
+    target = resolve_with_findings(args, args.target)
     outcome = explore(target, depth=args.depth, max_states=args.max_states, time_budget_s=args.time_budget)
     print(f"{target.name}: {outcome.summary()}")
     if outcome.reason:

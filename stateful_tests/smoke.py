@@ -235,7 +235,7 @@ def smoke(target: Target, report: Callable[[str], None] = print, checks: Sequenc
     capabilities = ", ".join(sorted(c.value for c in target.capabilities))
     report(f"smoke test of {target.name} {target.version} (capabilities: {capabilities})")
     if target.set_aside:
-        report(f"set aside (focused target): {', '.join(finding.name for finding in target.set_aside)}")
+        report(f"set aside (known findings): {', '.join(finding.name for finding in target.set_aside)}")
     results = [run_check(target, checks[0])]
     if results[0].status in ("FAIL", "ERROR"):  # no buffer, nothing else to learn: one cause, one line
         results += [SmokeResult(check.name, "skip", "no buffer could be made") for check in checks[1:]]

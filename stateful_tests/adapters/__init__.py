@@ -24,20 +24,22 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "prompt_toolkit": "rollcert.stateful_tests.adapters.prompt_toolkit_buffer:build_target",
     "pycrdt": "rollcert.stateful_tests.adapters.pycrdt_text:build_tagged_target",
     "pycrdt-untagged": "rollcert.stateful_tests.adapters.pycrdt_text:build_untagged_target",
-    # The same adapters with their package's shortest findings set aside (see focused()).
-    "textual-focused": "rollcert.stateful_tests.adapters.textual_textarea:build_focused_target",
-    "prompt_toolkit-focused": "rollcert.stateful_tests.adapters.prompt_toolkit_buffer:build_focused_target",
-    "pycrdt-focused": "rollcert.stateful_tests.adapters.pycrdt_text:build_focused_target",
+    # The same adapters with their package's shortest findings set aside: each loads its
+    # findings file, docs/certifications/findings/*.toml (see rollcert.stateful_tests.findings).
+    "textual-focused": "rollcert.stateful_tests.findings:textual_focused",
+    "prompt_toolkit-focused": "rollcert.stateful_tests.findings:prompt_toolkit_focused",
+    "pycrdt-focused": "rollcert.stateful_tests.findings:pycrdt_focused",
     # Diff appliers (S1): no undo log, so only the diff capability.
     "diff-match-patch": "rollcert.stateful_tests.adapters.diff_match_patch_applier:build_target",
     "gnu-patch": "rollcert.stateful_tests.adapters.gnu_patch:build_target",
     "git-apply": "rollcert.stateful_tests.adapters.git_apply:build_target",
     "git-apply-3way": "rollcert.stateful_tests.adapters.git_apply:build_three_way_target",
-    # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule.
-    "diff-match-patch-focused": "rollcert.stateful_tests.adapters.diff_match_patch_applier:build_focused_target",
-    "gnu-patch-focused": "rollcert.stateful_tests.adapters.gnu_patch:build_focused_target",
-    "git-apply-focused": "rollcert.stateful_tests.adapters.git_apply:build_focused_target",
-    "git-apply-3way-focused": "rollcert.stateful_tests.adapters.git_apply:build_three_way_focused_target",
+    # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
+    # (docs/certifications/findings/diff_applier.toml).
+    "diff-match-patch-focused": "rollcert.stateful_tests.findings:diff_match_patch_focused",
+    "gnu-patch-focused": "rollcert.stateful_tests.findings:gnu_patch_focused",
+    "git-apply-focused": "rollcert.stateful_tests.findings:git_apply_focused",
+    "git-apply-3way-focused": "rollcert.stateful_tests.findings:git_apply_3way_focused",
 }
 
 
