@@ -15,33 +15,18 @@ from __future__ import annotations
 import contextlib
 import random
 from collections import Counter
-from dataclasses import dataclass
 
 import pytest
+from _helpers import Seen, model_seen, perform, seen
 
 from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
-from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
+from rollcert.impl.journaled_buffer import Checkpoint
 from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
 from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from rollcert.model.reference import ModelState, initial_state, step
+from rollcert.model.reference import initial_state, step
 
 TRACES = 60
 OPERATIONS_PER_TRACE = 8
-
-
-@dataclass(frozen=True)
-class Seen:
-    buffer: bytes
-    depth: int
-    revision: int
-
-
-def seen(buffer: JournaledBuffer) -> Seen:
-    return Seen(buffer.read(), buffer.depth, buffer.revision)
-
-
-def expected(state: ModelState) -> Seen:
-    return Seen(state.current, state.depth, state.revision)
 
 
 def random_trace(rng: random.Random) -> tuple[bytes, tuple[Operation, ...]]:
@@ -73,21 +58,6 @@ def random_trace(rng: random.Random) -> tuple[bytes, tuple[Operation, ...]]:
             operations.append(operation)
             state = outcome.state
     return initial, tuple(operations)
-
-
-def perform(buffer: JournaledBuffer, operation: Operation, tokens: list[Checkpoint]) -> None:
-    if isinstance(operation, Splice):
-        buffer.splice(operation.offset, operation.delete_length, operation.insert)
-    elif isinstance(operation, Rollback):
-        buffer.rollback(operation.steps)
-    elif isinstance(operation, Compact):
-        buffer.compact(operation.keep)
-    elif isinstance(operation, TakeCheckpoint):
-        tokens.append(buffer.checkpoint())
-    elif isinstance(operation, RollbackTo):
-        buffer.rollback_to(tokens[operation.checkpoint])
-    else:  # pragma: no cover - the trace has no other kinds
-        raise AssertionError(operation)
 
 
 def io_profile(disk: SimulatedDisk, operation: Operation, tokens: list[Checkpoint]) -> tuple[int, int]:
@@ -137,9 +107,9 @@ def test_every_crash_point_of_every_operation_recovers_before_or_after() -> None
         tokens: list[Checkpoint] = []
         state = initial_state(initial)
         for index, operation in enumerate(operations):
-            before = expected(state)
+            before = model_seen(state)
             after_state = step(state, operation).state
-            after = expected(after_state)
+            after = model_seen(after_state)
             calls, written = io_profile(disk, operation, tokens)
             for io_event in range(calls):
                 for lost in range(written + 2):  # every cut through the unsynced bytes, and none
@@ -158,7 +128,7 @@ def test_every_crash_point_of_every_operation_recovers_before_or_after() -> None
                         bad.append(f"recovery is not stable: a second restart changed the state ({operation})")
             perform(buffer, operation, tokens)
             state = after_state
-            assert seen(buffer) == expected(state)
+            assert seen(buffer) == model_seen(state)
     assert not bad, f"{len(bad)} bad recoveries; first: {bad[0]}"
     # Not vacuous: both outcomes happen, many times (a torn record recovers to
     # "before", a crash after the fsync to "after").

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import Seen, model_seen, perform, seen
 
 from rollcert.impl.file_journal import (
     FRAME,
@@ -39,23 +40,12 @@ from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
 from rollcert.impl.storage import RealDirectory
 from rollcert.model.errors import JournalError, RecoveryError, UnreachableRollbackError, error_kind
 from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from rollcert.model.reference import ModelState, initial_state, step
+from rollcert.model.reference import initial_state, step
 
 INITIAL = b"the quick brown fox"
 JOURNAL = "journal"
 #: The unprivileged user the permission tests run as ("nobody" on most systems).
 NOBODY = 65534
-
-Snapshot = tuple[bytes, int, int]
-
-
-def snapshot(buffer: JournaledBuffer) -> Snapshot:
-    return buffer.read(), buffer.depth, buffer.revision
-
-
-def model_snapshot(state: ModelState) -> Snapshot:
-    return state.current, state.depth, state.revision
-
 
 def reopen(directory: Path) -> tuple[JournaledBuffer, RealDirectory]:
     """A new process's view: a fresh ``RealDirectory`` and a recovery from the file."""
@@ -63,15 +53,15 @@ def reopen(directory: Path) -> tuple[JournaledBuffer, RealDirectory]:
     return open_durable_buffer(storage, b"initial is ignored when the journal exists"), storage
 
 
-def recovered_snapshot(directory: Path) -> Snapshot:
+def recovered_snapshot(directory: Path) -> Seen:
     buffer, storage = reopen(directory)
     try:
-        return snapshot(buffer)
+        return seen(buffer)
     finally:
         storage.close()
 
 
-def peeked_snapshot(directory: Path) -> Snapshot:
+def peeked_snapshot(directory: Path) -> Seen:
     """What a recovery would give, read straight from the file while its writer
     still holds the lock (recovery proper would be refused: one writer)."""
     recovered = JournalReader().read((directory / JOURNAL).read_bytes())
@@ -91,7 +81,7 @@ def record_starts(data: bytes) -> list[int]:
     return starts
 
 
-def write_history(directory: Path) -> Snapshot:
+def write_history(directory: Path) -> Seen:
     """A journal with a base, splices and a rollback; its last record is a splice."""
     storage = RealDirectory(directory)
     buffer = open_durable_buffer(storage, INITIAL)
@@ -100,7 +90,7 @@ def write_history(directory: Path) -> Snapshot:
     buffer.rollback(1)
     buffer.splice(18, 0, b" jumps")
     buffer.splice(0, 3, b"A")
-    state = snapshot(buffer)
+    state = seen(buffer)
     storage.close()
     return state
 
@@ -150,20 +140,11 @@ def test_round_trip_keeps_bytes_depth_revision_and_checkpoints(tmp_path: Path) -
 
     def do(operation: Operation) -> None:
         nonlocal model
-        if isinstance(operation, Splice):
-            buffer.splice(operation.offset, operation.delete_length, operation.insert)
-        elif isinstance(operation, Rollback):
-            buffer.rollback(operation.steps)
-        elif isinstance(operation, Compact):
-            buffer.compact(operation.keep)
-        elif isinstance(operation, TakeCheckpoint):
-            tokens.append(buffer.checkpoint())
-        else:
-            raise AssertionError(operation)
+        perform(buffer, operation, tokens)
         outcome = step(model, operation)
         assert outcome.error is None
         model = outcome.state
-        assert snapshot(buffer) == model_snapshot(model), operation
+        assert seen(buffer) == model_seen(model), operation
 
     do(TakeCheckpoint())  # #0: the initial state, compacted away below
     do(Splice(4, 5, b"slow"))
@@ -179,25 +160,25 @@ def test_round_trip_keeps_bytes_depth_revision_and_checkpoints(tmp_path: Path) -
     do(Splice(0, 0, b"after compaction "))
     do(Rollback(1))
     do(Splice(len(model.current), 0, b" <end>"))
-    committed = snapshot(buffer)
+    committed = seen(buffer)
     del buffer
     storage.close()
     assert sorted(os.listdir(directory)) == [JOURNAL, JOURNAL + ".lock"], "compaction left a temporary file behind"
 
     buffer, storage = reopen(directory)
-    assert snapshot(buffer) == committed
+    assert seen(buffer) == committed
     for dead in (0, 2):
         with pytest.raises(UnreachableRollbackError):
             buffer.rollback_to(tokens[dead])
         assert step(model, RollbackTo(dead)).error is UnreachableRollbackError
-        assert snapshot(buffer) == committed, "a refused rollback_to changed the buffer"
+        assert seen(buffer) == committed, "a refused rollback_to changed the buffer"
     buffer.rollback_to(tokens[1])
     model = step(model, RollbackTo(1)).state
-    assert snapshot(buffer) == model_snapshot(model)
+    assert seen(buffer) == model_seen(model)
     storage.close()
 
     # The rollback_to itself was committed: a third process sees it too.
-    assert recovered_snapshot(directory) == model_snapshot(model)
+    assert recovered_snapshot(directory) == model_seen(model)
 
 
 def test_journal_file_and_directory_are_owner_only(tmp_path: Path) -> None:
@@ -380,9 +361,9 @@ def test_a_torn_last_record_is_cut_off_at_every_byte(
     token = buffer.checkpoint()  # depth 1: rollback_to undoes three records
     for offset, insert in [(4, b"two "), (8, b"three "), (0, b"four ")]:
         buffer.splice(offset, 1, insert)
-    before, size_before = snapshot(buffer), (directory / JOURNAL).stat().st_size
+    before, size_before = seen(buffer), (directory / JOURNAL).stat().st_size
     last(buffer, token)
-    after, full = snapshot(buffer), (directory / JOURNAL).read_bytes()
+    after, full = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.close()
     assert after != before and len(full) > size_before
 
@@ -390,10 +371,10 @@ def test_a_torn_last_record_is_cut_off_at_every_byte(
     for cut in range(size_before + 1, len(full)):
         path.write_bytes(full[:cut])
         buffer, storage = reopen(directory)
-        assert snapshot(buffer) == before, cut
+        assert seen(buffer) == before, cut
         assert path.read_bytes() == full[:size_before], cut
         buffer.splice(0, 0, b"next")
-        expected = snapshot(buffer)
+        expected = seen(buffer)
         storage.close()
         assert recovered_snapshot(directory) == expected, cut
     path.write_bytes(full)
@@ -521,17 +502,17 @@ def test_a_failed_write_or_fsync_changes_nothing_in_memory_or_on_disk(
     is recovered too."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory, origin)
-    before, on_disk = snapshot(buffer), (directory / JOURNAL).read_bytes()
+    before, on_disk = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.fail_next(call, error_number, written)
     with pytest.raises(JournalError, match=os.strerror(error_number)):
         mutation(buffer)
     assert not storage.armed, "the fault was never reached"
-    assert snapshot(buffer) == before
+    assert seen(buffer) == before
     assert (directory / JOURNAL).read_bytes() == on_disk
     assert peeked_snapshot(directory) == before  # the writer still holds the lock: read, do not open
 
     mutation(buffer)
-    after = snapshot(buffer)
+    after = seen(buffer)
     assert after != before
     storage.close()
     assert recovered_snapshot(directory) == after
@@ -548,15 +529,15 @@ def test_a_record_that_cannot_be_cut_back_leaves_a_torn_tail_for_recovery(
     before."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory)
-    before, on_disk = snapshot(buffer), (directory / JOURNAL).read_bytes()
+    before, on_disk = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.fail_next("append", errno.ENOSPC, 5)
     storage.fail_next("truncate", errno.EIO)
     with pytest.raises(JournalError):
         mutation(buffer)
-    assert snapshot(buffer) == before
+    assert seen(buffer) == before
     with pytest.raises(JournalError):
         buffer.splice(0, 0, b"refused: the journal is broken")
-    assert snapshot(buffer) == before
+    assert seen(buffer) == before
     storage.close()
     assert (directory / JOURNAL).read_bytes() != on_disk, "the partial record should still be there"
     assert recovered_snapshot(directory) == before
@@ -570,13 +551,13 @@ def test_a_compaction_whose_directory_sync_fails_takes_effect_and_stops_further_
     back the old file), and a new process recovers the compacted state."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory)
-    before = snapshot(buffer)
+    before = seen(buffer)
     storage.fail_next("sync_directory", errno.EIO, 10)
     buffer.compact(0)
-    assert snapshot(buffer) == (before[0], 0, before[2])
+    assert seen(buffer) == (before[0], 0, before[2])
     with pytest.raises(JournalError, match="reopen"):
         buffer.splice(0, 0, b"refused")
-    assert snapshot(buffer) == (before[0], 0, before[2])
+    assert seen(buffer) == (before[0], 0, before[2])
     storage.close()
     assert recovered_snapshot(directory) == (before[0], 0, before[2])
 
@@ -596,17 +577,17 @@ def test_a_failed_compaction_changes_nothing(tmp_path: Path, call: str, error_nu
     rollback is recovered by the next process."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory)
-    before, on_disk = snapshot(buffer), (directory / JOURNAL).read_bytes()
+    before, on_disk = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.fail_next(call, error_number, 10)
     with pytest.raises(JournalError, match="the old journal is intact"):
         buffer.compact(0)
     assert not storage.armed
-    assert snapshot(buffer) == before
+    assert seen(buffer) == before
     assert (directory / JOURNAL).read_bytes() == on_disk
     assert peeked_snapshot(directory) == before
     buffer.rollback(before[1])
     assert buffer.read() == INITIAL
-    after = snapshot(buffer)
+    after = seen(buffer)
     storage.close()
     assert recovered_snapshot(directory) == after
 
@@ -631,16 +612,16 @@ def test_a_real_file_size_limit_cuts_a_record_short_and_changes_nothing(tmp_path
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20, hard))
-        before = snapshot(buffer)
+        before = seen(buffer)
         error = attempt(lambda: buffer.splice(0, 0, b"x" * 40))
         report: dict[str, Any] = {
             "error": error,
-            "unchanged": snapshot(buffer) == before,
+            "unchanged": seen(buffer) == before,
             "cut_back": os.path.getsize(JOURNAL) == size,
         }
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         buffer.splice(0, 0, b"y")
-        after = snapshot(buffer)
+        after = seen(buffer)
         report["after"] = [after[0].hex(), after[1], after[2]]
         return report
 
@@ -735,12 +716,12 @@ def test_a_read_only_journal_file_refuses_splices_and_rollbacks(tmp_path: Path) 
 
     def child() -> dict[str, Any]:
         buffer = open_durable_buffer(RealDirectory("."), b"")
-        before = snapshot(buffer)
+        before = seen(buffer)
         return {
             "before": [before[0].hex(), before[1], before[2]],
             "splice": attempt(lambda: buffer.splice(0, 0, b"not allowed")),
             "rollback": attempt(lambda: buffer.rollback(1)),
-            "unchanged": snapshot(buffer) == before,
+            "unchanged": seen(buffer) == before,
             "can_write": os.access(JOURNAL, os.W_OK),
         }
 
@@ -766,11 +747,11 @@ def test_a_read_only_directory_refuses_compaction_but_not_splices(tmp_path: Path
     def child() -> dict[str, Any]:
         buffer = open_durable_buffer(RealDirectory("."), b"")
         spliced = attempt(lambda: buffer.splice(0, 0, b"allowed "))
-        after_splice = snapshot(buffer)
+        after_splice = seen(buffer)
         return {
             "splice": spliced,
             "compact": attempt(lambda: buffer.compact(0)),
-            "unchanged": snapshot(buffer) == after_splice,
+            "unchanged": seen(buffer) == after_splice,
             "after": [after_splice[0].hex(), after_splice[1], after_splice[2]],
         }
 

@@ -12,10 +12,12 @@ Two things must hold for the specimens to mean anything:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from _helpers import perform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,25 +77,18 @@ def _predict(state: ModelState, operation: Operation) -> tuple[Outcome, str | No
     return outcome, error_kind(outcome.error("predicted"))
 
 
-def _perform(buffer: Any, operation: Operation, tokens: list[object], buffer_class: type[Any]) -> None:
-    if isinstance(operation, Splice):
-        buffer.splice(operation.offset, operation.delete_length, operation.insert)
-    elif isinstance(operation, Rollback):
-        buffer.rollback(operation.steps)
-    elif isinstance(operation, TakeCheckpoint):
-        tokens.append(buffer.checkpoint())
-    elif isinstance(operation, RollbackTo):
-        buffer.rollback_to(tokens[operation.checkpoint])
-    elif isinstance(operation, RollbackToForeign):
-        buffer.rollback_to(buffer_class(b"").checkpoint())
-    elif isinstance(operation, OutOfLogWrite):
-        buffer.write_out_of_log(operation.offset, operation.delete_length, operation.insert)
-    elif isinstance(operation, ArmJournalFault):
-        buffer.fail_next_append()
-    elif isinstance(operation, AdoptCurrent):
-        buffer.adopt_current()
-    else:  # pragma: no cover - the operation union is closed
-        raise AssertionError(f"unknown operation {operation!r}")
+def _foreign(buffer_class: type[Any]) -> Callable[[], object]:
+    """The checkpoint of another buffer of ``buffer_class``, made when a step asks."""
+    return lambda: buffer_class(b"").checkpoint()
+
+
+def _performed(buffer: Any, operation: Operation, tokens: list[object], buffer_class: type[Any]) -> str | None:
+    """Perform ``operation`` on ``buffer``; the kind of error it raised (None for success)."""
+    try:
+        perform(buffer, operation, tokens, _foreign(buffer_class))
+    except Exception as raised:
+        return error_kind(raised)
+    return None
 
 
 def first_discrepancy(buffer_class: type[Any], scenario: Scenario) -> str | None:
@@ -104,11 +99,7 @@ def first_discrepancy(buffer_class: type[Any], scenario: Scenario) -> str | None
     tokens: list[object] = []
     for index, operation in enumerate(scenario.operations):
         outcome, expected_kind = _predict(state, operation)
-        try:
-            _perform(buffer, operation, tokens, buffer_class)
-            actual_kind = None
-        except Exception as raised:
-            actual_kind = error_kind(raised)
+        actual_kind = _performed(buffer, operation, tokens, buffer_class)
         observed = _sut_view(buffer)
         where = f"step {index} {operation.describe()}"
         if actual_kind != expected_kind:
@@ -191,11 +182,7 @@ def test_naive_buffer_agrees_with_the_model(
         before = _sut_view(buffer)
         assert before == _model_view(state)
         outcome, expected_kind = _predict(state, operation)
-        try:
-            _perform(buffer, operation, tokens, NaiveJournaledBuffer)
-            actual_kind = None
-        except Exception as raised:
-            actual_kind = error_kind(raised)
+        actual_kind = _performed(buffer, operation, tokens, NaiveJournaledBuffer)
         assert actual_kind == expected_kind, operation.describe()
         observed = _sut_view(buffer)
         if expected_kind is None:
@@ -393,7 +380,7 @@ def _final_bytes(buffer_class: type[Any], scenario: Scenario) -> bytes:
     buffer = buffer_class(scenario.initial, capacity=scenario.capacity, policy=scenario.policy)
     tokens: list[object] = []
     for operation in scenario.operations:
-        _perform(buffer, operation, tokens, buffer_class)
+        perform(buffer, operation, tokens, _foreign(buffer_class))
     return bytes(buffer.read())
 
 
