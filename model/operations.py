@@ -174,6 +174,19 @@ class Restart:
 
 
 @dataclass(frozen=True)
+class Flush:
+    """Make every operation so far durable (``buffer.journal.flush()``). In
+    batched mode this is the point a later crash may not go back beyond; in
+    per-operation mode every operation is durable when it returns, so it
+    changes nothing."""
+
+    kind: ClassVar[str] = "flush"
+
+    def describe(self) -> str:
+        return "flush()"
+
+
+@dataclass(frozen=True)
 class CorruptRecord:
     """Corrupt the committed journal, then recover: recovery must refuse
     (``RecoveryError``) rather than skip or guess. The kind of corruption is the
@@ -255,6 +268,7 @@ Operation = (
     | CrashDuring
     | Restart
     | CorruptRecord
+    | Flush
 )
 
 #: The operations of the diff machines: edits by the author and by a tool,
@@ -347,6 +361,7 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
     AdoptCurrent.kind: lambda record: AdoptCurrent(),
     Restart.kind: lambda record: Restart(),
     CorruptRecord.kind: lambda record: CorruptRecord(),
+    Flush.kind: lambda record: Flush(),
     TakeSnapshot.kind: lambda record: TakeSnapshot(),
 }
 

@@ -12,7 +12,14 @@ the one before (an error changes nothing), with one documented exception: a
 multi-step rollback stopped by an out-of-log write may stop at the write
 (``Outcome.also_acceptable``), because that state is itself a consistent
 earlier state.
+
+A durable journal has a *durability mode* (``ModelState.durability``). In
+``per_operation`` mode every operation is durable when it returns. In
+``batched`` mode only an explicit flush is relied on: the model keeps every
+state since the last flush (``ModelState.since_flush``), and a crash may
+recover any of them (:func:`recovery_window`, R5's batched variant).
 """
+
 
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ from rollcert.model.operations import (
     Compact,
     CorruptRecord,
     CrashDuring,
+    Flush,
     Operation,
     OutOfLogWrite,
     Restart,
@@ -44,6 +52,11 @@ from rollcert.model.operations import (
 
 Policy = Literal["reject", "evict_oldest"]
 POLICIES: tuple[Policy, ...] = ("reject", "evict_oldest")
+DurabilityMode = Literal["per_operation", "batched"]
+DURABILITY_MODES: tuple[DurabilityMode, ...] = ("per_operation", "batched")
+#: The serial of a checkpoint whose state a batched crash lost: it names no
+#: state, ever again (the journal may hand the lost serial out a second time).
+LOST_SERIAL = -1
 
 
 def splice_bytes(buffer: bytes, offset: int, delete_length: int, insert: bytes) -> bytes:
@@ -66,6 +79,13 @@ class ModelState:
     ``states[i]`` from ``states[i-1]`` (``None`` for the horizon); it is kept only
     to explain counterexamples and measure coverage. ``barriers`` holds the
     depths at which an out-of-log write happened (R4).
+
+    ``durability`` is the journal's mode (R5). In ``batched`` mode
+    ``since_flush`` holds the states this buffer was in since the last flush,
+    oldest first — the first is the flushed one — each with an empty
+    ``since_flush`` of its own; the current state is not in it. A crash may
+    recover any of them or the current state (:func:`recovery_window`). In
+    ``per_operation`` mode it is always empty: nothing that returned can be lost.
     """
 
     states: tuple[bytes, ...]
@@ -78,6 +98,8 @@ class ModelState:
     fault_armed: bool = False
     checkpoints: tuple[tuple[int, int], ...] = ()
     edits: tuple[Splice | None, ...] = (None,)
+    durability: DurabilityMode = "per_operation"
+    since_flush: tuple[ModelState, ...] = ()
 
     @property
     def current(self) -> bytes:
@@ -89,16 +111,24 @@ class ModelState:
 
 
 def initial_state(
-    initial: bytes, capacity: int | None = None, policy: Policy = "reject"
+    initial: bytes,
+    capacity: int | None = None,
+    policy: Policy = "reject",
+    durability: DurabilityMode = "per_operation",
 ) -> ModelState:
-    """The model of a fresh buffer: one state, depth 0, revision 0."""
+    """The model of a fresh buffer: one state, depth 0, revision 0. A new
+    journal is created synced, so nothing precedes it in ``since_flush``."""
     if not isinstance(initial, (bytes, bytearray)):
         raise TypeError(f"initial buffer must be bytes, got {type(initial).__name__}")
     if capacity is not None and (check_integer("capacity", capacity) < 1):
         raise ValueError(f"capacity must be at least 1, got {capacity}")
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-    return ModelState(states=(bytes(initial),), serials=(0,), next_serial=1, capacity=capacity, policy=policy)
+    if durability not in DURABILITY_MODES:
+        raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
+    return ModelState(
+        states=(bytes(initial),), serials=(0,), next_serial=1, capacity=capacity, policy=policy, durability=durability
+    )
 
 
 @dataclass(frozen=True)
@@ -106,13 +136,17 @@ class Outcome:
     """What the model predicts for one operation.
 
     ``error`` is ``None`` on success. ``also_acceptable`` is a second state an
-    implementation may end in (only for a rollback interrupted by divergence).
+    implementation may end in (a rollback interrupted by divergence; the state
+    before an operation a crash interrupted). ``window`` holds the further
+    states a recovery in batched mode may yield: every state since the last
+    flush before the crash point, oldest first, as recovered (R5, batched).
     """
 
     state: ModelState
     error: type[Exception] | None = None
     also_acceptable: ModelState | None = None
     message: str = ""
+    window: tuple[ModelState, ...] = ()
 
 
 def _splice(state: ModelState, operation: Splice) -> Outcome:
@@ -220,22 +254,97 @@ def _compact(state: ModelState, operation: Compact) -> Outcome:
     )
 
 
+def recovery_window(state: ModelState) -> tuple[ModelState, ...]:
+    """R5: the states a crash in ``state`` may recover, oldest first.
+
+    Per-operation mode: only ``state`` (an operation that returned is durable).
+    Batched mode: every state from the last flush up to ``state`` — a prefix of
+    the operations, never a state outside the history (``R5_BATCHED``).
+
+    The journal also syncs by itself (every N records, every T ms, when it cuts
+    back a failed write); the model does not know when, so it relies on the
+    explicit flushes only. The window from the last explicit flush contains the
+    one from the last sync of any kind: a sound over-approximation, which can
+    only make the check accept a recovery that went back past an automatic
+    sync (never refuse a correct one).
+    """
+    return state.since_flush + (replace(state, since_flush=()),)
+
+
+def recovered(crashed: ModelState, at: ModelState) -> ModelState:
+    """The model after a crash in ``crashed`` whose recovery yielded ``at`` (a
+    state of its :func:`recovery_window`): ``at`` as it was — buffer, records,
+    serials and revision — and, the recovery having read it back from the
+    disk, durable (nothing since a flush). What the run did outside the
+    journal stays: the checkpoints taken (numbered by the run) and an armed
+    fault. A checkpoint of a state the crash lost names nothing ever again:
+    its serial was handed out after ``at`` and the journal may hand it out a
+    second time (:data:`LOST_SERIAL`)."""
+    checkpoints = tuple(
+        (serial if serial < at.next_serial else LOST_SERIAL, depth) for serial, depth in crashed.checkpoints
+    )
+    return replace(at, since_flush=(), checkpoints=checkpoints, fault_armed=crashed.fault_armed)
+
+
+def _recovery(crashed: ModelState, error: type[Exception] | None = None, message: str = "") -> Outcome:
+    """A crash in ``crashed`` and its recovery: the current state, or (batched
+    mode) any earlier state of the window."""
+    *earlier, current = recovery_window(crashed)
+    return Outcome(
+        recovered(crashed, current),
+        error,
+        message=message,
+        window=tuple(recovered(crashed, state) for state in earlier),
+    )
+
+
 def _crash_during(state: ModelState, operation: CrashDuring) -> Outcome:
     """R5: a crash in the middle of operation k recovers to the state before k
     or the state after k — never a mixture, never a guess. If k is refused, it
-    changed nothing, so only the state before is acceptable."""
+    changed nothing, so only the state before is acceptable. In batched mode
+    the state before k may itself be lost back to the last flush (the window)."""
     check_integer("io_event", operation.io_event)
     check_integer("lost", operation.lost)
     if operation.io_event < 0 or operation.lost < 0:
         raise ValueError("io_event and lost must be >= 0")
     outcome = step(state, operation.operation)
+    if state.durability == "per_operation":
+        if outcome.error is not None:
+            return outcome
+        return Outcome(outcome.state, also_acceptable=state, message="before or after the interrupted operation")
     if outcome.error is not None:
+        # Refused: it changed nothing but what the refusal itself changes (a spent fault).
+        return _recovery(outcome.state, outcome.error, outcome.message)
+    before = _recovery(state)
+    return Outcome(
+        recovered(outcome.state, outcome.state),
+        also_acceptable=before.state,
+        message="after the interrupted operation, or any state since the last flush",
+        window=before.window,
+    )
+
+
+def _batched_commit(before: ModelState, outcome: Outcome) -> Outcome:
+    """Batched mode: an operation that wrote a record (it moved the revision)
+    leaves ``before`` in the window, unflushed. Nothing else changes it."""
+    if before.durability != "batched" or outcome.error is not None or outcome.state.revision == before.revision:
         return outcome
-    return Outcome(outcome.state, also_acceptable=state, message="before or after the interrupted operation")
+    since = before.since_flush + (replace(before, since_flush=()),)
+    return replace(outcome, state=replace(outcome.state, since_flush=since))
 
 
 def step(state: ModelState, operation: Operation) -> Outcome:
     """Apply one operation to the model. Bad arguments raise ValueError/TypeError."""
+    if isinstance(operation, (Splice, Rollback, RollbackTo)):
+        return _batched_commit(state, _commit(state, operation))
+    if isinstance(operation, Flush):
+        # R5 (batched): what a flush returned from is durable; the window closes.
+        return Outcome(replace(state, since_flush=()))
+    return _other(state, operation)
+
+
+def _commit(state: ModelState, operation: Splice | Rollback | RollbackTo) -> Outcome:
+    """The operations that write a record to the journal."""
     if isinstance(operation, Splice):
         return _splice(state, operation)
     if isinstance(operation, Rollback):
@@ -243,10 +352,13 @@ def step(state: ModelState, operation: Operation) -> Outcome:
         if steps < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
         return _rollback_steps(state, steps)
+    return _rollback_to(state, operation)
+
+
+def _other(state: ModelState, operation: Operation) -> Outcome:
+    """The operations that write no record (or rewrite the whole journal, synced)."""
     if isinstance(operation, TakeCheckpoint):
         return Outcome(replace(state, checkpoints=state.checkpoints + ((state.serials[-1], state.depth),)))
-    if isinstance(operation, RollbackTo):
-        return _rollback_to(state, operation)
     if isinstance(operation, RollbackToForeign):
         return Outcome(state, UnreachableRollbackError, message="checkpoint of another buffer")
     if isinstance(operation, OutOfLogWrite):
@@ -264,34 +376,23 @@ def step(state: ModelState, operation: Operation) -> Outcome:
                 edits=(None,),
                 next_serial=state.next_serial + 1,
                 barriers=frozenset(),
+                since_flush=(),  # the log is rewritten, synced
             )
         )
     if isinstance(operation, Compact):
-        return _compact(state, operation)
+        # A compaction rewrites the journal and syncs it: a flush too (R5, batched).
+        outcome = _compact(state, operation)
+        return replace(outcome, state=replace(outcome.state, since_flush=()))
     if isinstance(operation, CrashDuring):
         return _crash_during(state, operation)
     if isinstance(operation, Restart):
-        # R5: every operation that returned was durable; a crash loses none of it.
-        return Outcome(state)
+        # R5: every operation that returned was durable; a crash loses none of it
+        # (batched mode: none of it up to the last flush).
+        return _recovery(state)
     if isinstance(operation, CorruptRecord):
         # R5: a checksum failure anywhere but in the final record is corruption,
         # not a torn write: recovery refuses, skipping nothing and guessing nothing.
-        return Outcome(state, RecoveryError, message="a committed record is corrupt")
+        # The run goes on from what was durable (batched: the window).
+        return _recovery(state, RecoveryError, "a committed record is corrupt")
     raise TypeError(f"not an operation: {operation!r}")
 
-
-def batched_recovery_window(history: tuple[ModelState, ...], last_flush: int, crash_point: int) -> tuple[ModelState, ...]:
-    """R5, batched mode: the states a recovery may yield after a crash.
-
-    ``history[i]`` is the model state after the i-th operation (``history[0]``
-    the state the journal was opened with); the last completed flush made
-    ``history[last_flush]`` durable, and the crash came during operation
-    ``crash_point`` (or after it). Recovery may yield any state from the
-    flushed one up to the one the crash interrupted — a prefix of the
-    operations — and nothing else.
-    """
-    if not 0 <= last_flush <= crash_point < len(history):
-        raise ValueError(
-            f"need 0 <= last_flush ({last_flush}) <= crash_point ({crash_point}) < {len(history)}"
-        )
-    return history[last_flush : crash_point + 1]

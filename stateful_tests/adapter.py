@@ -18,11 +18,11 @@ violation, a dead subprocess, a missing method) and the certificate says
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from rollcert.model.reference import Policy
+from rollcert.model.reference import DurabilityMode, Policy
 
 
 class Capability(StrEnum):
@@ -72,6 +72,17 @@ class BufferConfig:
     #: Journal to durable storage (the R5 machine asks for it); a SUT whose
     #: journal is always durable may ignore it.
     durable: bool = False
+    #: When a durable journal syncs (R5): "per_operation" (every operation
+    #: before it returns) or "batched" (on flush(), and whenever the SUT likes;
+    #: the model relies on flush() alone). Only meaningful with ``durable``.
+    durability: DurabilityMode = "per_operation"
+
+    def journal_phrase(self) -> str:
+        """How a counterexample names the journal it ran on: nothing for an
+        in-memory one, the durability mode when it is not the default."""
+        if not self.durable:
+            return ""
+        return ", on a durable journal" + (" (batched)" if self.durability == "batched" else "")
 
 
 #: A diff's hunks as the machines pass them: ``(start, end, replacement)`` in the snapshot.
@@ -111,6 +122,9 @@ class SystemUnderTest(Protocol):
         ...
     def repair_corruption(self) -> None:
         """Undo the flip and recover again (after recovery rightly refused)."""
+        ...
+    def flush(self) -> None:
+        """Make every operation so far durable (batched mode; nothing to do otherwise)."""
         ...
     # -- capability DIFFS (S1-S3): self-authored diffs --------------------------------
     def snapshot(self) -> object:
@@ -175,6 +189,9 @@ class UnsupportedOperations:
     def repair_corruption(self) -> None:
         raise CapabilityMissing("durability")
 
+    def flush(self) -> None:
+        raise CapabilityMissing("durability")
+
     # -- capability DIFFS (S1-S3) ------------------------------------------------------
     def snapshot(self) -> object:
         raise CapabilityMissing("diffs")
@@ -195,6 +212,39 @@ class UnsupportedOperations:
 
 
 SutFactory = Callable[[BufferConfig], SystemUnderTest]
+
+
+@dataclass(frozen=True)
+class HistoryBound:
+    """A real undo history's bound: it keeps at most ``BufferConfig.capacity``
+    records and, when full, follows one ``policy`` (``"reject"`` or
+    ``"evict_oldest"``), not whichever the machines ask for.
+
+    Why: ``Capability.BOUNDED`` alone promises both policies, and a package's
+    undo stack has one (textual's ``deque(maxlen=max_checkpoints)`` evicts the
+    oldest), so R6 could never be assessed on a real package. A target that
+    declares a bound gets bounded buffers with its own policy only, and R6
+    asks only for the situations that policy can reach. The factory builds the
+    history with the configured capacity (textual: ``TextArea(max_checkpoints=N)``).
+    """
+
+    policy: Policy
+    #: What the bound is in the package, for the certificate's notes.
+    description: str = ""
+
+    #: The R6 situations only a journal with this policy can reach.
+    POLICY_SITUATIONS: ClassVar[dict[str, frozenset[str]]] = {
+        "reject": frozenset({"refused_full"}),
+        "evict_oldest": frozenset({"eviction", "rollback_to_horizon"}),
+    }
+
+    def __post_init__(self) -> None:
+        if self.policy not in self.POLICY_SITUATIONS:
+            raise ValueError(f"a history bound's policy is one of {', '.join(self.POLICY_SITUATIONS)}, got {self.policy!r}")
+
+    def unreachable_situations(self) -> frozenset[str]:
+        """The other policies' situations: a run on this history cannot reach them."""
+        return frozenset().union(*(names for policy, names in self.POLICY_SITUATIONS.items() if policy != self.policy))
 
 
 @dataclass(frozen=True)
@@ -243,6 +293,19 @@ class Target:
     #: Properties this target is known to break (a specimen's story): ``rollcert
     #: explain`` walks through those first. Never used to decide a verdict.
     breaks: frozenset[str] = frozenset()
+    #: The one policy of a real bounded history (with ``Capability.BOUNDED``); see :class:`HistoryBound`.
+    history_bound: HistoryBound | None = None
+
+    def __post_init__(self) -> None:
+        if self.history_bound is not None and Capability.BOUNDED not in self.capabilities:
+            raise ValueError(f"target {self.name!r} declares a history bound without Capability.BOUNDED")
+
+    def buffer_config(self, config: BufferConfig) -> BufferConfig:
+        """``config`` as this target can honour it: a bounded buffer of a target
+        with a :class:`HistoryBound` takes the bound's policy."""
+        if self.history_bound is None or config.capacity is None or config.policy == self.history_bound.policy:
+            return config
+        return replace(config, policy=self.history_bound.policy)
 
     def supports(self, *needed: Capability) -> bool:
         return all(c in self.capabilities for c in needed)

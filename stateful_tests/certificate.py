@@ -20,7 +20,6 @@ from xml.etree import ElementTree
 from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests import SUITE_VERSION
-from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.certify import CertificateData, Counterexample, PropertyResult
 from rollcert.stateful_tests.families import family_named
 from rollcert.stateful_tests.family import Observed, StepRecord, first_difference
@@ -59,14 +58,8 @@ def _observed_json(observed: Observed) -> dict[str, Any]:
 
 
 def counterexample_trace(counterexample: Counterexample) -> dict[str, Any]:
-    config = BufferConfig(
-        counterexample.initial,
-        counterexample.capacity,
-        counterexample.policy,  # type: ignore[arg-type]
-        counterexample.durable,
-    )
     family = family_named(counterexample.family)
-    return trace_json(family, config, [step.operation for step in counterexample.steps])
+    return trace_json(family, counterexample.config(), [step.operation for step in counterexample.steps])
 
 
 def replay_command(counterexample: Counterexample) -> str:
@@ -106,7 +99,7 @@ def format_counterexample(counterexample: Counterexample) -> str:
         f", capacity {counterexample.capacity} ({counterexample.policy})"
         if counterexample.capacity is not None
         else ""
-    ) + (", on a durable journal" if counterexample.durable else "")
+    ) + counterexample.config().journal_phrase()
     lines = [
         f"Counterexample for {counterexample.property_id} ({len(counterexample.steps)} steps) on "
         f"{counterexample.target}, starting from {show_bytes(counterexample.initial)}{capacity}:",
@@ -127,6 +120,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "initial_text": show_bytes(counterexample.initial),
         "capacity": counterexample.capacity,
         "policy": counterexample.policy,
+        **({"durability": counterexample.durability} if counterexample.durable else {}),
         "steps": [
             {
                 "index": step.index,
@@ -240,7 +234,7 @@ def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Co
         if counterexample is None:
             continue
         key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
-               tuple(step.operation for step in counterexample.steps))
+               counterexample.durability, tuple(step.operation for step in counterexample.steps))
         if key in shown:
             listed.append((property_id, None, shown[key]))
         else:

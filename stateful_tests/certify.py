@@ -129,6 +129,7 @@ def run_to_verdict(
                 error.explanation,
                 config.durable,
                 family,
+                config.durability,
             )
         elif isinstance(error, KeyboardInterrupt):
             raise  # the person at the keyboard; anything else the target raised is a verdict

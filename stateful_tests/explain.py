@@ -413,12 +413,7 @@ def walkthrough(counterexample: Counterexample, property_id: str | None = None, 
 
     machine = counterexample.property_id
     reported = property_id or machine
-    config = BufferConfig(
-        counterexample.initial,
-        counterexample.capacity,
-        counterexample.policy,  # type: ignore[arg-type]
-        counterexample.durable,
-    )
+    config = counterexample.config()
     walk = (_walk_diff if machine in DIFFS.property_ids else _walk_rollback)(config, counterexample.steps)
     failing = walk.steps[-1]
     look = _LOOK_HERE.get(machine)
@@ -499,7 +494,7 @@ def counterexample_from_json(record: dict[str, Any], property_id: str, target: T
     except Violation as violation:
         return Counterexample(
             machine, target.name, config.initial, config.capacity, config.policy,
-            tuple(violation.steps), violation.explanation, config.durable, family.name,
+            tuple(violation.steps), violation.explanation, config.durable, family.name, config.durability,
         )
     except NotGenerable as error:
         raise ExplainError(f"the certificate's {property_id} trace cannot run on {target.name}: {error}") from None
@@ -596,7 +591,7 @@ def render_step(walk: Walkthrough, drawn: DrawnStep) -> list[str]:
 def render_header(walk: Walkthrough) -> list[str]:
     found = f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
     capacity = f", capacity {walk.config.capacity} ({walk.config.policy})" if walk.config.capacity is not None else ""
-    durable = ", on a durable journal" if walk.config.durable else ""
+    durable = walk.config.journal_phrase()
     return [
         f"{walk.property_id} {walk.title} on {walk.target}{found}: {len(walk.steps)} "
         f"step{'s' if len(walk.steps) != 1 else ''}, "

@@ -242,7 +242,7 @@ def _violation(walk: Walkthrough) -> str:
         f"<h2>{_e(walk.property_id)} {_e(walk.title)}: {len(walk.steps)} steps{_e(found)}</h2>"
         f'<p class="start">Starting from <code>{_e(repr(walk.config.initial))}</code>'
         + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
-        + (", on a durable journal" if walk.config.durable else "")
+        + _e(walk.config.journal_phrase())
         + f'.</p><ol class="steps">{steps}</ol>'
         + _timeline(walk)
         + f'<div class="replay"><span>Replay:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'

@@ -15,6 +15,7 @@ situations of :mod:`rollcert.model.properties` the run reached.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -30,6 +31,7 @@ from rollcert.model.operations import (
     Compact,
     CorruptRecord,
     CrashDuring,
+    Flush,
     Interruptible,
     Operation,
     OutOfLogWrite,
@@ -40,7 +42,15 @@ from rollcert.model.operations import (
     Splice,
     TakeCheckpoint,
 )
-from rollcert.model.reference import ModelState, Outcome, initial_state, splice_bytes, step
+from rollcert.model.reference import (
+    DURABILITY_MODES,
+    LOST_SERIAL,
+    ModelState,
+    Outcome,
+    initial_state,
+    splice_bytes,
+    step,
+)
 from rollcert.stateful_tests import shrink, strategies
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
 from rollcert.stateful_tests.family import (
@@ -53,6 +63,12 @@ from rollcert.stateful_tests.family import (
     Tracker,
 )
 from rollcert.stateful_tests.harness import FamilyMachine
+
+#: The note of a reading that a batched crash went back before the crash point.
+BEFORE_THE_CRASH_POINT = "a state since the last flush, before the crash point (batched mode)"
+#: The figures a run reports: batched crashes with operations waiting, and how
+#: many of them the SUT recovered to a state before the crash point.
+BATCHED_FIGURES = ("batched_crashes_with_window", "batched_recovered_before_crash_point")
 
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
@@ -80,6 +96,7 @@ RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
         "restart",
         "corrupt_record",
         "arm_journal_fault",
+        "flush",
     ),
 }
 
@@ -108,6 +125,7 @@ RULE_CAPABILITY: dict[str, Capability] = {
     "crash_during": Capability.DURABILITY,
     "restart": Capability.DURABILITY,
     "corrupt_record": Capability.DURABILITY,
+    "flush": Capability.DURABILITY,
 }
 
 #: Situations a run can reach only with a capability beyond the property's own;
@@ -142,6 +160,9 @@ class RollbackMachine(FamilyMachine):
     def start(self, data: st.DataObject) -> None:
         initial = data.draw(strategies.initial_buffers(self.alphabet), label="initial buffer")
         config = BufferConfig(initial, durable=self.durable)
+        if self.durable:
+            # Both durability modes in one run, one per example: each has its own promise (R5, R5_BATCHED).
+            config = replace(config, durability=data.draw(st.sampled_from(DURABILITY_MODES), label="durability"))
         if self.bounded == "always" or (
             self.bounded == "sometimes" and data.draw(st.booleans(), label="bounded")
         ):
@@ -224,7 +245,10 @@ def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
         target_depth = state.serials.index(serial)
         return any(target_depth < barrier <= state.depth for barrier in state.barriers)
 
-    ranked: list[int] = sorted(range(count), key=lambda index: (not lure(index), -index))
+    # A checkpoint of a state a batched crash lost is outside the promise (its
+    # serial may be handed out again, see R5_BATCHED): never drawn.
+    usable = [index for index in range(count) if state.checkpoints[index][0] != LOST_SERIAL]
+    ranked: list[int] = sorted(usable, key=lambda index: (not lure(index), -index))
     lures = [index for index in ranked if lure(index)]
     order: list[int | None] = [*lures, *lures, *ranked]
     # Last (and rarest to shrink to): a checkpoint of another buffer.
@@ -299,7 +323,8 @@ def crash_during(machine: RollbackMachine, data: st.DataObject) -> None:
     kinds = ["splice", "splice"]  # the record most worth tearing: it carries new bytes
     if state.depth:
         kinds += ["rollback", "compact"]
-    if state.checkpoints:
+    usable = [index for index, (serial, _) in enumerate(state.checkpoints) if serial != LOST_SERIAL]
+    if usable:
         kinds.append("rollback_to")
     kind = data.draw(st.sampled_from(kinds), label="interrupted operation")
     inner: Interruptible
@@ -310,7 +335,7 @@ def crash_during(machine: RollbackMachine, data: st.DataObject) -> None:
     elif kind == "compact":
         inner = Compact(data.draw(st.integers(0, state.depth), label="keep"))
     else:
-        inner = RollbackTo(data.draw(st.integers(0, len(state.checkpoints) - 1), label="checkpoint"))
+        inner = RollbackTo(data.draw(st.sampled_from(usable), label="checkpoint"))
     io_event = data.draw(strategies.crash_points(), label="I/O call")
     lost = data.draw(strategies.lost_unsynced_bytes(), label="lost bytes")
     machine.run(CrashDuring(inner, io_event, lost))
@@ -325,6 +350,12 @@ def restart(machine: RollbackMachine) -> None:
 @rule()
 def corrupt_record(machine: RollbackMachine) -> None:
     machine.run(CorruptRecord())
+
+
+@rule()
+def flush(machine: RollbackMachine) -> None:
+    """An explicit flush: the point a batched crash may not go back beyond."""
+    machine.run(Flush())
 
 
 RULES: dict[str, Callable[..., Any]] = {
@@ -343,6 +374,7 @@ RULES: dict[str, Callable[..., Any]] = {
     "crash_during": crash_during,
     "restart": restart,
     "corrupt_record": corrupt_record,
+    "flush": flush,
 }
 
 
@@ -372,7 +404,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
     # -- the model ---------------------------------------------------------------------
 
     def initial_state(self, config: BufferConfig) -> ModelState:
-        return initial_state(config.initial, config.capacity, config.policy)
+        return _initial(config)
 
     def predict(self, state: ModelState, operation: Operation) -> Prediction[ModelState, Outcome]:
         """The model's outcome; bad arguments are an expected ValueError/TypeError
@@ -386,6 +418,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         readings: tuple[Reading[ModelState], ...] = (Reading(outcome.state, kind),)
         if outcome.also_acceptable is not None:
             readings += (Reading(outcome.also_acceptable, kind, "the other outcome the rules allow"),)
+        # Batched mode: after a crash, every state since the last flush (R5_BATCHED).
+        readings += tuple(Reading(state, kind, BEFORE_THE_CRASH_POINT) for state in reversed(outcome.window))
         return Prediction(outcome, readings)
 
     def content(self, state: ModelState) -> bytes:
@@ -432,6 +466,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 raise refusals[0]
         elif isinstance(operation, Restart):
             sut.restart()
+        elif isinstance(operation, Flush):
+            sut.flush()
         elif isinstance(operation, CorruptRecord):
             live.sut_report = sut.corrupt_committed_record()
             try:
@@ -449,6 +485,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         that came after the operation completed leaves no excuse to lose it, and
         a journal with no record but the last has nothing that can be corrupt."""
         main = prediction.readings[0]
+        if before.durability == "batched" and isinstance(operation, (CrashDuring, CorruptRecord)):
+            return self._narrow_batched(live, operation, prediction)
         if isinstance(operation, CrashDuring) and not live.sut_report:
             return replace(prediction, readings=(main,))  # the crash came after the operation
         if isinstance(operation, CrashDuring) and main.error is not None:
@@ -458,6 +496,38 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         if isinstance(operation, CorruptRecord) and not live.sut_report:
             return replace(prediction, readings=(Reading(before, None),))  # nothing but the last record to corrupt
         return prediction
+
+    @staticmethod
+    def _narrow_batched(
+        live: LiveSession, operation: CrashDuring | CorruptRecord, prediction: Prediction[ModelState, Outcome]
+    ) -> Prediction[ModelState, Outcome]:
+        """Batched mode: a crash that came after the operation still loses what
+        was not flushed, so no reading is dropped. A crash that interrupted a
+        failing operation, or a corruption that found no record, raises nothing."""
+        if isinstance(operation, CrashDuring):
+            quiet = live.sut_report and prediction.readings[0].error is not None
+        else:
+            quiet = not live.sut_report
+        if not quiet:
+            return prediction
+        return replace(prediction, readings=tuple(replace(reading, error=None) for reading in prediction.readings))
+
+    def tally(
+        self,
+        tallies: Counter[str],
+        operation: Operation,
+        prediction: Prediction[ModelState, Outcome],
+        matched: Reading[ModelState] | None,
+    ) -> None:
+        """Count the batched crashes whose recovery went back before the crash
+        point (the SUT's doing; the situations only say the window was open)."""
+        if isinstance(operation, (Restart, CrashDuring, CorruptRecord)) and prediction.outcome.window:
+            tallies["batched_crashes_with_window"] += 1
+            if matched is not None and matched.note == BEFORE_THE_CRASH_POINT:
+                tallies["batched_recovered_before_crash_point"] += 1
+
+    def figures(self, tallies: Counter[str]) -> dict[str, float]:
+        return {name: float(tallies[name]) for name in BATCHED_FIGURES if name in tallies}
 
     # -- certification ---------------------------------------------------------------------
 
@@ -523,6 +593,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                     yield replace(operation, operation=inner)
 
     def candidates(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
+        if config.durability == "batched":
+            yield replace(config, durability="per_operation"), operations  # the stronger promise, if it fails too
         yield from shrink.single_deletions(self, config, operations)
         yield from _edit_with_its_rollback_shortened(config, operations)
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
@@ -546,7 +618,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         an out-of-log write that changes nothing, say, is a step no machine takes,
         and a counterexample built on it would confuse more than it explains."""
         try:
-            state = initial_state(config.initial, config.capacity, config.policy)
+            state = _initial(config)
             for operation in operations:
                 if isinstance(operation, OutOfLogWrite) and (
                     state.depth in state.barriers
@@ -562,6 +634,11 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                     return False
                 if isinstance(operation, RollbackTo) and not 0 <= operation.checkpoint < len(state.checkpoints):
                     return False
+                named = _checkpoint_named(operation)
+                if named is not None and (
+                    not 0 <= named < len(state.checkpoints) or state.checkpoints[named][0] == LOST_SERIAL
+                ):
+                    return False  # and a checkpoint a batched crash lost is never drawn
                 try:
                     state = step(state, operation).state
                 except (ValueError, TypeError):
@@ -571,6 +648,18 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         except (ValueError, TypeError):
             return False  # a bad configuration
         return True
+
+
+def _initial(config: BufferConfig) -> ModelState:
+    """The model of a fresh buffer of ``config``; the durability mode counts only on a durable journal."""
+    durability = config.durability if config.durable else "per_operation"
+    return initial_state(config.initial, config.capacity, config.policy, durability)
+
+
+def _checkpoint_named(operation: Operation) -> int | None:
+    """The checkpoint a rollback_to (or the one a crash interrupts) names."""
+    inner = operation.operation if isinstance(operation, CrashDuring) else operation
+    return inner.checkpoint if isinstance(inner, RollbackTo) else None
 
 
 def _edit_with_its_rollback_shortened(config: BufferConfig, operations: list[Operation]) -> Candidates:
@@ -591,7 +680,7 @@ def _rollback_to_as_rollback(config: BufferConfig, operations: list[Operation]) 
     """A rollback_to a live checkpoint is a rollback(n); once rewritten, the
     checkpoint itself can go in a later pass."""
     try:
-        state = initial_state(config.initial, config.capacity, config.policy)
+        state = _initial(config)
     except (ValueError, TypeError):
         return
     for index, operation in enumerate(operations):

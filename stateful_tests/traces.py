@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from rollcert.model.operations import operation_from_json, operation_to_json
-from rollcert.model.reference import POLICIES
+from rollcert.model.reference import DURABILITY_MODES, POLICIES
 from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.families import FAMILIES, family_named
 from rollcert.stateful_tests.family import PropertyFamily
@@ -40,6 +40,7 @@ def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -
         "capacity": config.capacity,
         "policy": config.policy,
         **({"durable": True} if config.durable else {}),
+        **({"durability": config.durability} if config.durable and config.durability != "per_operation" else {}),
         "operations": [operation_to_json(op) for op in operations],
     }
 
@@ -95,6 +96,11 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
     durable = record.get("durable", False)
     if type(durable) is not bool:
         raise TypeError("trace field 'durable' must be true or false")
+    durability = record.get("durability", "per_operation")
+    if durability not in DURABILITY_MODES:
+        raise ValueError(f"trace field 'durability' must be one of {', '.join(DURABILITY_MODES)}, got {durability!r}")
+    if durability != "per_operation" and not durable:
+        raise ValueError("trace field 'durability' names a mode of a durable journal, but 'durable' is not true")
     operations = record.get("operations")
     if not isinstance(operations, list):
         raise TypeError("trace field 'operations' must be a list")
@@ -111,4 +117,4 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         if not family.accepts(operation):
             raise ValueError(f"{where}: {operation.kind!r} is not an operation of the {family.name} family")
         parsed.append(operation)
-    return family, BufferConfig(initial_bytes, capacity, policy, durable), parsed
+    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability), parsed

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import BufferConfig, Target
 from rollcert.stateful_tests.family import StepRecord
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
@@ -38,6 +38,18 @@ class Counterexample:
     durable: bool = False
     #: The property family whose trace this is (see stateful_tests.families).
     family: str = "rollback"
+    #: The durable journal's mode (R5): "per_operation" or "batched"; replay must use it too.
+    durability: str = "per_operation"
+
+    def config(self) -> BufferConfig:
+        """The buffer configuration the counterexample starts from."""
+        return BufferConfig(
+            self.initial,
+            self.capacity,
+            self.policy,  # type: ignore[arg-type]
+            self.durable,
+            self.durability,  # type: ignore[arg-type]
+        )
 
 
 @dataclass
