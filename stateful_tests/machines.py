@@ -352,6 +352,16 @@ def corrupt_record(machine: RollbackMachine) -> None:
     machine.run(CorruptRecord())
 
 
+def _something_to_flush(machine: RollbackMachine) -> bool:
+    """Batched: operations since the last flush. Per-operation: a record (a flush
+    that must change nothing). A flush of nothing is a step wasted."""
+    if machine.session is None:
+        return False
+    state: ModelState = machine.live.model
+    return bool(state.since_flush) if state.durability == "batched" else state.depth >= 1
+
+
+@precondition(_something_to_flush)
 @rule()
 def flush(machine: RollbackMachine) -> None:
     """An explicit flush: the point a batched crash may not go back beyond."""

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from rollcert.impl.file_journal import DEFAULT_NAME, FileJournal, JournalReader, open_durable_buffer
+from rollcert.impl.file_journal import (
+    DEFAULT_NAME,
+    Durability,
+    FileJournal,
+    JournalReader,
+    open_durable_buffer,
+)
 from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
 from rollcert.model.errors import JournalInUseError, RecoveryError
 from rollcert.specimens.crc_only import CrcOnly
+from rollcert.specimens.flush_without_sync import FlushWithoutSync
 from rollcert.specimens.mutate_before_fsync import MutateBeforeFsync
 from rollcert.specimens.no_writer_lock import NoWriterLock
 from rollcert.specimens.skip_bad_record import SkipBadRecord
@@ -118,3 +125,20 @@ def test_a_second_writer_is_refused_only_with_the_lock(disk_class: type[Simulate
     disk.restart()
     with pytest.raises(RecoveryError):  # two records claim the same place in the chain
         open_durable_buffer(disk)
+
+
+@pytest.mark.parametrize(("journal_class", "survives"), [(FlushWithoutSync, False), (FileJournal, True)])
+def test_a_flushed_splice_survives_a_batched_crash_only_if_the_flush_synced(
+    journal_class: type[FileJournal], survives: bool
+) -> None:
+    disk = SimulatedDisk()
+    batched = Durability.batched(every_records=None, every_ms=None)
+    buffer = open_durable_buffer(disk, b"abc", journal_class=journal_class, durability=batched)
+    buffer.splice(3, 0, b"!")
+    journal = buffer.journal
+    assert isinstance(journal, FileJournal)
+    journal.flush()  # returned: the caller may rely on the edit now
+    disk.crash()
+    disk.restart()
+    recovered = open_durable_buffer(disk)
+    assert (recovered.read() == b"abc!") is survives
