@@ -194,7 +194,8 @@ class CorruptRecord:
     every other one a bit flip, between them another journal's record
     transplanted, a second writer's append, a record duplicated, two swapped,
     one dropped — each at the newest record that is not the last). The harness
-    then repairs it, so the run goes on from the same state."""
+    then repairs it, so the run goes on from the same state (in batched mode,
+    from a state of the window: the repair is a recovery after a crash)."""
 
     kind: ClassVar[str] = "corrupt_record"
 
