@@ -273,7 +273,7 @@ def configurations(target: Target, initial_buffers: Iterable[bytes]) -> list[Buf
         configs.extend(
             BufferConfig(initial, capacity, policy)
             for capacity in BOUNDED_CAPACITIES
-            for policy in POLICIES
+            for policy in (POLICIES if target.history_bound is None else (target.history_bound.policy,))
             for initial in buffers
         )
     return configs

@@ -290,8 +290,13 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
     def situations(self, property_id: str, target: Target) -> tuple[Any, ...]:
         """The situations a run on ``target`` must reach before a pass means
         anything: the property's, less those the target cannot reach for lack
-        of a capability the property itself does not need."""
-        return tuple(PROPERTIES[property_id].situations)
+        of a capability the property itself does not need, or for the policy
+        its history bound does not follow (see ``HistoryBound``)."""
+        situations = tuple(PROPERTIES[property_id].situations)
+        if target.history_bound is None:
+            return situations
+        unreachable = target.history_bound.unreachable_situations()
+        return tuple(situation for situation in situations if situation.name not in unreachable)
 
     @abstractmethod
     def build_machine(self, target: Target, property_id: str, tracker: Tracker) -> type[RuleBasedStateMachine]:

@@ -38,7 +38,9 @@ class FamilyMachine(RuleBasedStateMachine):
         return self.session
 
     def begin(self, config: BufferConfig) -> None:
-        """Start one example: a fresh SUT and a fresh model from ``config``."""
+        """Start one example: a fresh SUT and a fresh model from ``config`` (a
+        bounded one takes the policy of the target's own history bound, if any)."""
+        config = self.target.buffer_config(config)
         note(f"config: {config}")
         self.session = Session(self.family, self.target, config, self.tracker.tallies)
         self.tracker.examples += 1

@@ -170,7 +170,7 @@ def run_check(target: Target, check: SmokeCheck) -> SmokeResult:
         else:
             from rollcert.stateful_tests.machines import ROLLBACK  # late: the machines pull in Hypothesis
 
-            session = Session(ROLLBACK, target, check.config)
+            session = Session(ROLLBACK, target, target.buffer_config(check.config))
             for operation in check.operations:
                 assert not isinstance(operation, (TakeSnapshot, ApplyDiff, RollbackDiff, ToolWrite))
                 findings = [f.name for f in target.set_aside if f.applies(session.model, operation)]

@@ -23,15 +23,19 @@ Not byte-transparent: the document splits lines on every separator
 ``str.splitlines`` knows and joins them with one newline style, so ``\\r``,
 ``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1e`` would come back rewritten; the adapter
 refuses them (ValueError) and the generated alphabet is ``abc`` plus ``\\n``.
-The history keeps at most 50 batches (``max_checkpoints``, evicting the
-oldest); no profile takes that many steps, and bounded logs are not assessed.
+Bounded: the history keeps at most ``max_checkpoints`` batches (default 50)
+in a ``deque(maxlen=max_checkpoints)``, so a full history evicts the oldest.
+The target declares that bound (``HistoryBound("evict_oldest")``): a bounded
+buffer is a ``TextArea(max_checkpoints=capacity)``, the package's own
+constructor argument, and R6 is assessed on it. An unbounded buffer keeps the
+default 50, which no profile's example reaches.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
+from rollcert.stateful_tests.adapter import BufferConfig, Capability, HistoryBound, Target
 from rollcert.stateful_tests.adapters import (
     EMPTY_EDIT_NOT_RECORDED,
     UNDO_PAST_HORIZON_IGNORED,
@@ -59,7 +63,8 @@ class TextAreaAdapter(TextPackageAdapter):
     def __init__(self, config: BufferConfig) -> None:
         from textual.widgets import TextArea
 
-        self.text_area: TextArea = TextArea(self.as_text(config.initial))
+        bound = {} if config.capacity is None else {"max_checkpoints": config.capacity}
+        self.text_area: TextArea = TextArea(self.as_text(config.initial), **bound)
 
     def read(self) -> bytes:
         return self.text_area.text.encode("utf-8")
@@ -103,15 +108,16 @@ def build_target() -> Target:
         name="textual",
         version=f"textual {require_package(PACKAGE, 'textual.widgets')}",
         capabilities=frozenset(
-            {Capability.CORE, Capability.DEPTH, Capability.OUT_OF_LOG_WRITES, Capability.ADOPT}
+            {Capability.CORE, Capability.DEPTH, Capability.OUT_OF_LOG_WRITES, Capability.ADOPT, Capability.BOUNDED}
         ),
         factory=TextAreaAdapter,
         description="textual.widgets.TextArea: edit history, one batch per splice (checkpoint forced), undo",
         notes={
             "alphabet": "abc and newline; other line separators are rewritten by textual and refused",
-            "bounded": "max_checkpoints (50, evicting the oldest) is never reached by a profile",
+            "bounded": "TextArea(max_checkpoints=capacity): a deque that evicts the oldest batch (default 50)",
         },
         alphabet=b"abc\n",
+        history_bound=HistoryBound("evict_oldest", "TextArea(max_checkpoints=N): deque(maxlen=N) of undo batches"),
     )
 
 
