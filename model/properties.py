@@ -416,8 +416,9 @@ R5 = Property(
     refuses it with RecoveryError instead of skipping the record (which would
     replay later records onto the wrong bytes) or guessing. Applying a
     half-written record, or mutating before the record is synced, both
-    recover a state that never existed. A journal in batched mode keeps the
-    weaker promise of R5_BATCHED below; the same machine judges both modes.""",
+    recover a state that never existed. A journal in batched mode keeps a
+    weaker promise (R5_BATCHED: a state from the last flush up to the crash
+    point); the same machine judges both modes.""",
     (
         Situation("torn_record", "a crash that tore off the end of a splice's record (its new bytes)", _torn_record),
         Situation(
