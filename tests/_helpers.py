@@ -4,16 +4,24 @@
   depth, revision), to compare after each step;
 - :func:`perform`: one rollback-family operation on a buffer with rollcert's
   Python buffer API (``JournaledBuffer``, the naive specimens), the way the
-  model's ``step`` reads it.
+  model's ``step`` reads it;
+- :func:`documented_certificates` / :func:`certificate_of`: the certificates
+  the pages of docs/certifications/ embed, and the same run made again.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from rollcert.model import operations as ops
 from rollcert.model.reference import ModelState
+from rollcert.stateful_tests.certify import CertificateData, certify
+from rollcert.stateful_tests.targets import resolve_target
 
 #: (bytes, depth, revision)
 Seen = tuple[bytes, int, int]
@@ -53,3 +61,46 @@ def perform(
         buffer.adopt_current()
     else:  # pragma: no cover - the traces of the tests have no other kinds
         raise AssertionError(f"unknown operation {operation!r}")
+
+
+# -- the certificates of docs/certifications/ ----------------------------------------
+
+PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
+REGENERATE = "python docs/certifications/regenerate.py"
+#: The longest counterexample a documented finding may have.
+MAX_COUNTEREXAMPLE_STEPS = 8
+MARKER = re.compile(
+    r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->",
+    re.DOTALL,
+)
+VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>\w+)\*\* \|", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Documented:
+    """One certificate embedded in a page: what was run and the verdicts it gave."""
+
+    page: str
+    target: str
+    profile: str
+    seed: int
+    verdicts: dict[str, str]
+
+
+def documented_certificates(wanted: Callable[[str], bool]) -> list[Documented]:
+    """The certificates of the targets ``wanted`` accepts, in page order."""
+    found = []
+    for page in sorted(PAGES.glob("*.md")):
+        for match in MARKER.finditer(page.read_text(encoding="utf-8")):
+            if wanted(match["target"]):
+                verdicts = {row["pid"]: row["verdict"] for row in VERDICT_ROW.finditer(match["body"])}
+                found.append(
+                    Documented(page.name, match["target"], match["profile"], int(match["seed"]), verdicts)
+                )
+    return found
+
+
+@cache
+def certificate_of(target: str, profile: str, seed: int) -> CertificateData:
+    """The certificate of ``target`` (a registered name), made once per run of the tests."""
+    return certify(resolve_target(target), profile=profile, seed=seed)

@@ -14,11 +14,9 @@ bare checkout without them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
 import pytest
+from _helpers import MAX_COUNTEREXAMPLE_STEPS, REGENERATE, Documented, certificate_of, documented_certificates
 
 from rollcert.model.operations import OutOfLogWrite, Rollback, Splice
 from rollcert.model.properties import ALL_PROPERTY_IDS
@@ -35,52 +33,25 @@ from rollcert.stateful_tests.judge import StepRecord, Violation, replay
 from rollcert.stateful_tests.targets import TargetError, resolve_target
 from rollcert.stateful_tests.traces import parse_trace
 
-PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
-REGENERATE = "python docs/certifications/regenerate.py"
-MAX_COUNTEREXAMPLE_STEPS = 8
-
 #: The module each registered target needs (the importorskip guard).
 PACKAGE_OF = {"textual": "textual", "prompt_toolkit": "prompt_toolkit", "pycrdt": "pycrdt"}
 
-MARKER = re.compile(r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->", re.DOTALL)
-VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>\w+)\*\* \|", re.MULTILINE)
 
-
-@dataclass(frozen=True)
-class Documented:
-    """One certificate embedded in a page: what was run and the verdicts it gave."""
-
-    page: str
-    target: str
-    profile: str
-    seed: int
-    verdicts: dict[str, str]
-
-    @property
-    def package(self) -> str:
-        return PACKAGE_OF[self.target.removesuffix("-focused").removesuffix("-untagged")]
-
-
-def documented_certificates() -> list[Documented]:
-    found = []
-    for page in sorted(PAGES.glob("*.md")):
-        for match in MARKER.finditer(page.read_text(encoding="utf-8")):
-            verdicts = {row["pid"]: row["verdict"] for row in VERDICT_ROW.finditer(match["body"])}
-            found.append(Documented(page.name, match["target"], match["profile"], int(match["seed"]), verdicts))
-    return found
+def _package_name(target: str) -> str:
+    return target.removesuffix("-focused").removesuffix("-untagged")
 
 
 def _is_buffer_package(target: str) -> bool:
     """The diff appliers' certificates are held by tests/test_thirdparty_diffs.py."""
-    return target.removesuffix("-focused").removesuffix("-untagged") in PACKAGE_OF
+    return _package_name(target) in PACKAGE_OF
 
 
-DOCUMENTED = [d for d in documented_certificates() if _is_buffer_package(d.target)]
+def _package(target: str) -> str:
+    """The module a registered target needs (the importorskip guard)."""
+    return PACKAGE_OF[_package_name(target)]
 
 
-@cache
-def certificate_of(target: str, profile: str = "ci", seed: int = 0) -> CertificateData:
-    return certify(resolve_target(target), profile=profile, seed=seed)
+DOCUMENTED = documented_certificates(_is_buffer_package)
 
 
 def _documented(target: str) -> Documented:
@@ -89,7 +60,7 @@ def _documented(target: str) -> Documented:
 
 def _run(target: str) -> CertificateData:
     documented = _documented(target)
-    pytest.importorskip(documented.package)
+    pytest.importorskip(_package(documented.target))
     return certificate_of(target, documented.profile, documented.seed)
 
 
@@ -112,7 +83,7 @@ def test_every_registered_target_is_documented() -> None:
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
 @pytest.mark.slow
 def test_verdicts_are_as_documented(documented: Documented) -> None:
-    pytest.importorskip(documented.package)
+    pytest.importorskip(_package(documented.target))
     certificate = certificate_of(documented.target, documented.profile, documented.seed)
     now = {pid: result.verdict for pid, result in certificate.results.items()}
     changed = {pid: f"{documented.verdicts.get(pid)} -> {verdict}" for pid, verdict in now.items() if verdict != documented.verdicts.get(pid)}
@@ -171,7 +142,7 @@ PYCRDT_LIFO_TRACE = (
 
 def test_pycrdt_undo_of_an_insert_restored_by_undo_leaves_part_of_it() -> None:
     """A bug, not a design choice: no out-of-log write is involved, only splices and undos."""
-    pytest.importorskip(_documented("pycrdt-focused").package)
+    pytest.importorskip(_package("pycrdt-focused"))
     family, config, operations = parse_trace(PYCRDT_LIFO_TRACE)
     with pytest.raises(Violation) as raised:
         replay(family, resolve_target("pycrdt-focused"), config, operations)

@@ -13,13 +13,10 @@ diff-match-patch is the installed package (the ``dev`` extra).
 
 from __future__ import annotations
 
-import re
 import shutil
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
 import pytest
+from _helpers import MAX_COUNTEREXAMPLE_STEPS, REGENERATE, Documented, certificate_of, documented_certificates
 
 from rollcert.model.contract import Hunk
 from rollcert.model.diffs import DiffModelState
@@ -28,15 +25,11 @@ from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.stateful_tests.adapter import BufferConfig, CapabilityMissing, KnownFinding, Target
 from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS, focused
 from rollcert.stateful_tests.certificate import show_bytes
-from rollcert.stateful_tests.certify import CertificateData, PropertyResult, certify
+from rollcert.stateful_tests.certify import PropertyResult, certify
 from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, DIFFS, POSITIONAL_ON_MOVED_BASE
 from rollcert.stateful_tests.judge import StepRecord, Violation, replay
 from rollcert.stateful_tests.targets import TargetError, resolve_target
 from rollcert.stateful_tests.traces import parse_trace
-
-PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
-REGENERATE = "python docs/certifications/regenerate.py"
-MAX_COUNTEREXAMPLE_STEPS = 8
 
 #: Registered diff applier -> what must be installed: a Python module or a program.
 NEEDS = {
@@ -45,39 +38,13 @@ NEEDS = {
     "git-apply": ("program", "git"),
     "git-apply-3way": ("program", "git"),
 }
-MARKER = re.compile(
-    r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->",
-    re.DOTALL,
-)
-VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>\w+)\*\* \|", re.MULTILINE)
 
 
 def _applier(target: str) -> str:
     return target.removesuffix("-focused")
 
 
-@dataclass(frozen=True)
-class Documented:
-    page: str
-    target: str
-    profile: str
-    seed: int
-    verdicts: dict[str, str]
-
-
-def documented_certificates() -> list[Documented]:
-    found = []
-    for page in sorted(PAGES.glob("*.md")):
-        for match in MARKER.finditer(page.read_text(encoding="utf-8")):
-            if _applier(match["target"]) in NEEDS:
-                verdicts = {row["pid"]: row["verdict"] for row in VERDICT_ROW.finditer(match["body"])}
-                found.append(
-                    Documented(page.name, match["target"], match["profile"], int(match["seed"]), verdicts)
-                )
-    return found
-
-
-DOCUMENTED = documented_certificates()
+DOCUMENTED = documented_certificates(lambda target: _applier(target) in NEEDS)
 
 
 def _require(target: str) -> None:
@@ -86,11 +53,6 @@ def _require(target: str) -> None:
         pytest.importorskip(name)
     elif shutil.which(name) is None:
         pytest.skip(f"{name} is not installed")
-
-
-@cache
-def certificate_of(target: str, profile: str = "quick", seed: int = 0) -> CertificateData:
-    return certify(resolve_target(target), profile=profile, seed=seed)
 
 
 def _s1(target: str) -> PropertyResult:
