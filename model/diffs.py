@@ -170,6 +170,16 @@ def splice_placed(live: Cells, placed: tuple[tuple[int, int, bytes], ...], next_
     return cells, identity
 
 
+def _moved_with_their_regions(diff: Diff, shift: dict[Region, int]) -> tuple[tuple[int, int, bytes], ...]:
+    """Each hunk moved by the shift of its own widened region (base -> live)."""
+    length = len(diff.base.cells)
+    return tuple(
+        (h.start + offset, h.end + offset, h.replacement)
+        for h in diff.hunks
+        for offset in (shift[Region(max(0, h.start - 1), min(length, h.end + 1))],)
+    )
+
+
 def apply(diff: Diff, live: Cells, next_identity: int) -> Accepted | Rejected:
     """S1, exactly as SPEC §4 states it.
 
@@ -193,12 +203,7 @@ def apply(diff: Diff, live: Cells, next_identity: int) -> Accepted | Rejected:
             if position is None:
                 return Rejected(region, f"read region {region.describe()} changed since the snapshot")
             shift[region] = position - region.start
-        length = len(base)
-        placed = tuple(
-            (h.start + offset, h.end + offset, h.replacement)
-            for h in diff.hunks
-            for offset in (shift[Region(max(0, h.start - 1), min(length, h.end + 1))],)
-        )
+        placed = _moved_with_their_regions(diff, shift)
     cells, identity = splice_placed(live, placed, next_identity)
     return Accepted(cells, identity, placed)
 
@@ -231,12 +236,7 @@ def apply_over_equal_rewrites(diff: Diff, live: Cells, next_identity: int) -> Ac
         shift[region] = position - region.start
     if not rewritten:
         return None  # the rule accepts this diff itself
-    length = len(base)
-    placed = tuple(
-        (h.start + offset, h.end + offset, h.replacement)
-        for h in diff.hunks
-        for offset in (shift[Region(max(0, h.start - 1), min(length, h.end + 1))],)
-    )
+    placed = _moved_with_their_regions(diff, shift)
     cells, identity = splice_placed(live, placed, next_identity)
     return Accepted(cells, identity, placed)
 

@@ -370,13 +370,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         else:  # pragma: no cover - every operation kind is handled above
             raise HarnessError(f"no way to perform {operation!r}")
 
-    def tally(
-        self,
-        tallies: Counter[str],
-        operation: DiffOperation,
-        prediction: Prediction[DiffModelState, DiffOutcome],
-        matched: Reading[DiffModelState] | None,
-    ) -> None:
+    def tally(self, tallies: Counter[str], operation: DiffOperation, prediction: Prediction[DiffModelState, DiffOutcome], matched: Reading[DiffModelState] | None) -> None:
         if isinstance(operation, ApplyDiff) and prediction.outcome.error is None:
             tallies["rule_accepts"] += 1
             if matched is prediction.readings[0]:

@@ -522,13 +522,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             return prediction
         return replace(prediction, readings=tuple(replace(reading, error=None) for reading in prediction.readings))
 
-    def tally(
-        self,
-        tallies: Counter[str],
-        operation: Operation,
-        prediction: Prediction[ModelState, Outcome],
-        matched: Reading[ModelState] | None,
-    ) -> None:
+    def tally(self, tallies: Counter[str], operation: Operation, prediction: Prediction[ModelState, Outcome], matched: Reading[ModelState] | None) -> None:
         """Count the batched crashes whose recovery went back before the crash
         point (the SUT's doing; the situations only say the window was open)."""
         if isinstance(operation, (Restart, CrashDuring, CorruptRecord)) and prediction.outcome.window:
