@@ -14,17 +14,18 @@ Shrinking moves towards the first alternative of each ``one_of``, so the
 simplest case comes first.
 
 Every strategy object is built once per configuration and reused (module
-constants, or ``functools.lru_cache`` keyed by small hashable arguments such as
-a length or an alphabet). Hypothesis validates each *new* strategy object on its
-first draw, and ``st.composite`` inspects the decorated function's source and
-signature each time it is applied; building strategies afresh on every draw
+constants, or ``functools.cache`` keyed by small hashable arguments such as a
+length, an alphabet, or the tuple of offsets an offset is drawn among).
+Hypothesis validates each *new* strategy object on its first draw, and
+``st.composite`` inspects the decorated function's source and signature each
+time it is applied; building strategies afresh on every draw
 spent more time there than in the model, the judge and the implementation
 together (docs/performance.md, "Strategies built once"). Where a strategy's
-values depend on the buffer's bytes (a stutter, a copy, a run boundary), the
-cached strategy draws *positions* (tagged indices) with exactly the choices the
-per-call strategy made, and a per-call ``.map`` — which adds no choice and needs
-no validation of its own beyond a flag — turns them into bytes or offsets. So
-the distribution drawn is unchanged.
+values depend on the buffer's bytes (a stutter, a copy), the cached strategy
+draws *positions* with exactly the choices the per-call strategy made, and a
+per-call ``.map`` — which adds no choice — reads them out of the buffer. So the
+distribution drawn is unchanged (checked against the per-call module: the same
+values and the same choice sequences on 14,400 seeded draws).
 """
 
 from __future__ import annotations
