@@ -116,6 +116,7 @@ def _crossed_an_out_of_log_write(steps: list[StepRecord]) -> bool:
 
 
 @pytest.mark.parametrize("target", ["textual-focused", "prompt_toolkit-focused", "pycrdt-focused"])
+@pytest.mark.slow
 def test_undo_crosses_an_out_of_log_write_silently(target: str) -> None:
     """textual replays its record at stale positions, prompt_toolkit restores a stale
     snapshot, pycrdt undoes selectively around the remote edit: none refuses."""

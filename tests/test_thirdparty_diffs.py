@@ -123,12 +123,14 @@ def test_a_positional_diff_is_applied_on_a_moved_base(target: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_git_apply_ignores_a_changed_declared_read() -> None:
     last = _counterexample(_s1("git-apply"))[-1]
     assert isinstance(last.operation, ApplyDiff) and last.operation.reads
     assert "region" in dict(last.context)["rule"] and _accepted_what_the_rule_rejects(last), "git-apply: S1 changed"
 
 
+@pytest.mark.slow
 def test_git_apply_places_a_positional_diff_on_a_moved_base_when_reads_are_set_aside() -> None:
     """Found by the suite by itself, with only the read-set finding set aside."""
     _require("git-apply")
@@ -170,6 +172,7 @@ THREE_WAY_TRACES = {
 
 
 @pytest.mark.parametrize("target", sorted(THREE_WAY_TRACES))
+@pytest.mark.slow
 def test_git_apply_3way_refuses_but_leaves_conflict_markers(target: str) -> None:
     """A failed apply must change nothing; --3way leaves the merge conflict in the file."""
     _require(target)
@@ -183,6 +186,7 @@ def test_git_apply_3way_refuses_but_leaves_conflict_markers(target: str) -> None
     assert _s1(target).verdict == "violated"
 
 
+@pytest.mark.slow
 def test_git_apply_is_sound_on_its_own_rule_but_not_on_s1_as_a_whole() -> None:
     """Without the two set-aside findings git apply never broke S1, but the
     situations those findings cover were never reached: unknown, not passed."""
@@ -210,6 +214,7 @@ def _stale_single_hunk(state: object, operation: object) -> bool:
 STALE_SINGLE_HUNK = KnownFinding("stale_single_hunk", "a one-hunk diff on a moved base", _stale_single_hunk)
 
 
+@pytest.mark.slow
 def test_the_suite_finds_a_partial_gnu_patch_apply_by_itself() -> None:
     """With every stale diff made of two hunks (and mode and reads set aside), the
     search finds a refused apply that changed the file. Fuzz makes most stale
