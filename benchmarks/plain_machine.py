@@ -76,14 +76,12 @@ from typing import Any, ClassVar
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hypothesis import HealthCheck, Phase, assume, note, settings
+from hypothesis import Phase, assume, note, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, precondition, rule
 
 from rollcert.model.operations import (
-    AdoptCurrent,
-    ArmJournalFault,
     Operation,
     OutOfLogWrite,
     Rollback,
@@ -96,6 +94,7 @@ from rollcert.model.reference import POLICIES, splice_bytes
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.judge import Session, Violation
 from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, ROLLBACK, rules_for
+from rollcert.stateful_tests.machines import RULES as ROLLCERT_RULES
 from rollcert.stateful_tests.profiles import PROFILES
 
 #: The rollback-class specimens SPEC §7's comparison is about.
@@ -116,18 +115,12 @@ PRINTABLE = bytes(range(32, 127))
 
 
 def plain_settings(max_examples: int = PLAIN_MAX_EXAMPLES, steps: int = PLAIN_STEPS) -> settings:
-    """Hypothesis's defaults (every phase, shrinking included) but for the
-    deadline, the database and the health checks, which rollcert's profile also turns off."""
+    """rollcert's quick settings (no deadline, no database, no health checks) but
+    with every one of Hypothesis's phases, shrinking included: the baseline's minimiser."""
     return settings(
+        PROFILES["quick"].hypothesis_settings(),
         max_examples=max_examples,
         stateful_step_count=steps,
-        deadline=None,
-        database=None,
-        print_blob=False,
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        # Explicit, so that a loaded settings profile cannot change them.
-        derandomize=False,
         phases=tuple(Phase),
     )
 
@@ -218,23 +211,12 @@ def branch(machine: PlainMachine, data: st.DataObject) -> None:
     machine.run(Splice(*machine.draw_edit(data)))
 
 
-@rule()
-def checkpoint(machine: PlainMachine) -> None:
-    machine.run(TakeCheckpoint())
-
-
 @precondition(lambda machine: machine.session is not None and bool(machine.live.model.checkpoints))
 @rule(data=st.data())
 def rollback_to(machine: PlainMachine, data: st.DataObject) -> None:
     choices: list[int | None] = [*range(len(machine.live.model.checkpoints)), None]
     index = data.draw(st.sampled_from(choices), label="checkpoint")
     machine.run(RollbackToForeign() if index is None else RollbackTo(index))
-
-
-@precondition(lambda machine: machine.session is not None and not machine.live.model.fault_armed)
-@rule()
-def arm_journal_fault(machine: PlainMachine) -> None:
-    machine.run(ArmJournalFault())
 
 
 @precondition(
@@ -265,11 +247,6 @@ def write_behind_checkpoint(machine: PlainMachine, data: st.DataObject) -> None:
         _out_of_log_write_from(machine, data)
 
 
-@rule()
-def adopt_current(machine: PlainMachine) -> None:
-    machine.run(AdoptCurrent())
-
-
 @rule(data=st.data())
 def bad_splice(machine: PlainMachine, data: st.DataObject) -> None:
     length = len(machine.live.model.current)
@@ -283,12 +260,13 @@ PLAIN_RULES: dict[str, Callable[..., Any]] = {
     "rollback_one": rollback_one,
     "rollback_many": rollback_many,
     "branch": branch,
-    "checkpoint": checkpoint,
+    # Rules that draw nothing are rollcert's own, unchanged.
+    "checkpoint": ROLLCERT_RULES["checkpoint"],
     "rollback_to": rollback_to,
-    "arm_journal_fault": arm_journal_fault,
+    "arm_journal_fault": ROLLCERT_RULES["arm_journal_fault"],
     "out_of_log_write": out_of_log_write,
     "write_behind_checkpoint": write_behind_checkpoint,
-    "adopt_current": adopt_current,
+    "adopt_current": ROLLCERT_RULES["adopt_current"],
     "bad_splice": bad_splice,
 }
 
