@@ -21,7 +21,22 @@ of SQLite's WAL). A frame out of sequence, or one whose checksum does not
 chain onto its predecessor under this journal's salt, is refused with
 :class:`RecoveryError`. Every rewrite draws a new salt, so records of an older
 generation of the same journal do not chain either. Version 1 files (per-frame
-checksums only) are still read, and are rewritten as version 2 when opened.
+checksums only) are still read, and are rewritten as version 3 when opened.
+
+**Serials are never handed out twice (format version 3).** A checkpoint names
+a state by its serial. In batched mode a crash may lose records that were
+never synced, and with them the serials they carried; a recovery that counted
+on from the records it found would hand those serials out again, and a
+checkpoint of a lost state would then name whichever new state got its serial
+(the ABA of S3). So serials come in blocks of :data:`SERIAL_BLOCK`, and a
+reopened journal starts at the next block after everything its file
+mentions. Before the first serial of a block is used, a *serial floor* record
+naming the block is written and synced: the block is durably in use, so a
+later crash, however much it loses, makes the next open start above it. The
+floor is written when the journal is opened (one fsync per open); if that
+write fails (a read-only file), the first record that uses the block carries
+it, in the same write and sync. Version 2 files are read and rewritten as
+version 3 when opened, the rewrite's base naming the new block.
 
 **Every record is checked against the state it applies to** before it is
 applied — offsets, lengths, removed bytes, rollback steps, capacity, serials —
@@ -74,13 +89,13 @@ from rollcert.model.errors import JournalError, RecoveryError
 from rollcert.model.reference import POLICIES, Policy
 
 MAGIC = b"RCJOURNL"
-FORMAT_VERSION = 2
-#: Versions this build reads (version 1 is rewritten as version 2 on open).
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+#: Versions this build reads (versions 1 and 2 are rewritten as version 3 on open).
+READABLE_VERSIONS = (1, 2, 3)
 
-#: Version 2: magic, format version, buffer id, salt, CRC-32 of the preceding 28 bytes.
+#: Versions 2 and 3: magic, format version, buffer id, salt, CRC-32 of the preceding 28 bytes.
 HEADER = struct.Struct("<8sIQQI")
-#: Version 2: payload length, sequence number, CRC-32 of those 12 bytes,
+#: Versions 2 and 3: payload length, sequence number, CRC-32 of those 12 bytes,
 #: CRC-32 of the payload, chained checksum (see :func:`chain_checksum`).
 FRAME = struct.Struct("<IQIII")
 
@@ -89,7 +104,7 @@ HEADER_V1 = struct.Struct("<8sIQI")
 #: Version 1: payload length, CRC-32 of the 4 length bytes, CRC-32 of the payload.
 FRAME_V1 = struct.Struct("<III")
 
-BASE, SPLICE, ROLLBACK, EVICT_SPLICE = 1, 2, 3, 4
+BASE, SPLICE, ROLLBACK, EVICT_SPLICE, SERIAL_FLOOR = 1, 2, 3, 4, 5
 #: Version 2 base: type, revision, next serial, horizon serial, base position,
 #: capacity (0 = unbounded), policy (0 reject, 1 evict_oldest), and how many
 #: records the rewrite wrote after it; then the base bytes. A rewrite is
@@ -102,8 +117,25 @@ BASE_FIELDS_V1 = struct.Struct("<BQQQQ")
 SPLICE_FIELDS = struct.Struct("<BQQQ")
 #: Rollback: type, steps.
 ROLLBACK_FIELDS = struct.Struct("<BQ")
+#: Serial floor (version 3 only): type, the first serial of the block now in use.
+FLOOR_FIELDS = struct.Struct("<BQ")
+
+#: Serials are handed out in blocks this large: an open starts a new block, so
+#: the serials of records a crash lost are never handed out again.
+SERIAL_BLOCK = 1 << 32
+#: Serials are u64 on disk.
+SERIAL_SPACE = 1 << 64
 
 DEFAULT_NAME = "journal"
+
+
+def reopen_floor(next_serial: int) -> int:
+    """The first serial a journal opened on a file whose records and floors go
+    up to ``next_serial`` (exclusive) may hand out: the start of the next block.
+    Every serial the last writer used, durable or lost, lies in a block at or
+    below the one ``next_serial`` is in — the writer wrote a floor before it
+    used a new block — so nothing from the block boundary up was ever used."""
+    return (next_serial // SERIAL_BLOCK + 1) * SERIAL_BLOCK
 
 
 def _crc(data: bytes, start: int = 0) -> int:
@@ -176,6 +208,10 @@ def rollback_payload(steps: int) -> bytes:
     return ROLLBACK_FIELDS.pack(ROLLBACK, steps)
 
 
+def floor_payload(floor: int) -> bytes:
+    return FLOOR_FIELDS.pack(SERIAL_FLOOR, floor)
+
+
 def encode_journal(
     buffer_id: int,
     salt: int,
@@ -186,7 +222,7 @@ def encode_journal(
     capacity: int | None = None,
     policy: Policy = "reject",
 ) -> tuple[bytes, Chain]:
-    """A whole version 2 journal file, and the chain position after its last record."""
+    """A whole version 3 journal file, and the chain position after its last record."""
     header = encode_header(buffer_id, salt)
     chain = start_chain(header)
     parts = [header]
@@ -198,7 +234,7 @@ def encode_journal(
 
 
 def frame_spans(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every complete version 2 frame in a journal file, header
+    """(start, end) of every complete version 2 or 3 frame in a journal file, header
     excluded, read by the length fields alone (no checks): for tests and tools
     that plant or inspect records."""
     spans, position = [], HEADER.size
@@ -212,7 +248,7 @@ def frame_spans(data: bytes) -> list[tuple[int, int]]:
 
 
 def chain_after(data: bytes, frames: int | None = None) -> Chain:
-    """The chain position after the first ``frames`` frames of a version 2
+    """The chain position after the first ``frames`` frames of a version 2 or 3
     journal (all of them if ``None``), taken from the frames as written: what a
     writer who knows the format needs to append a record that chains."""
     chain = start_chain(data[: HEADER.size])
@@ -281,16 +317,17 @@ class Recovered:
     #: Live records, oldest first, each with its redo data.
     records: list[tuple[InverseRecord, bytes]] = field(default_factory=list)
     revision: int = 0
+    #: Above every serial a record or a serial floor of the file mentions.
     next_serial: int = 1
     #: Where the last good record ends; a torn tail beyond it is cut off.
     good_length: int = 0
     torn_tail: bool = False
     version: int = FORMAT_VERSION
-    #: Where the next frame goes (version 2 only).
+    #: Where the next frame goes (versions 2 and 3).
     chain: Chain | None = None
     capacity: int | None = None
     policy: Policy = "reject"
-    #: Records the rewrite that made this file wrote after the base (version 2).
+    #: Records the rewrite that made this file wrote after the base (versions 2 and 3).
     rewritten_records: int = 0
     #: Records read after the base.
     records_read: int = 0
@@ -321,7 +358,7 @@ class JournalReader:
                 f"byte 8: journal format version {version}; this build reads versions "
                 + ", ".join(map(str, READABLE_VERSIONS))
             )
-        header = HEADER if version == FORMAT_VERSION else HEADER_V1
+        header = HEADER if version >= 2 else HEADER_V1
         if len(data) < header.size:
             raise RecoveryError(
                 f"byte 0: the header is truncated: expected {header.size} bytes, the file has {len(data)}"
@@ -331,16 +368,17 @@ class JournalReader:
             raise RecoveryError(f"byte 0: the header checksum does not match (expected {check:#010x})")
         if version == 1:
             return self._read_v1(data)
-        return self._read_v2(data)
+        return self._read_v2(data, version)
 
-    def _read_v2(self, data: bytes) -> Recovered:
+    def _read_v2(self, data: bytes, version: int) -> Recovered:
+        """Versions 2 and 3 (chained frames; version 3 adds the serial floor record)."""
         _, _, buffer_id, salt, header_check = HEADER.unpack_from(data, 0)
         chain = Chain(salt, 0, header_check)
         state: Recovered | None = None
         position = HEADER.size
         while position < len(data):
             if len(data) - position < FRAME.size:
-                return self._finish(state, position, chain, torn=True)
+                return self._finish(state, position, chain, torn=True, version=version)
             length, sequence, head_check, payload_check, chained = FRAME.unpack_from(data, position)
             if _crc(data[position : position + 12]) != head_check:
                 raise RecoveryError(
@@ -357,10 +395,10 @@ class JournalReader:
             payload = data[position + FRAME.size : end]
             if end > len(data):
                 state = self.torn_tail(state, position, payload)
-                return self._finish(state, position, chain, torn=True)
+                return self._finish(state, position, chain, torn=True, version=version)
             if _crc(payload) != payload_check:
                 if end == len(data):  # the final record: a torn write, not corruption
-                    return self._finish(state, position, chain, torn=True)
+                    return self._finish(state, position, chain, torn=True, version=version)
                 if self.corrupt_record(position, payload_check, _crc(payload)):
                     chain = Chain(salt, sequence + 1, chained)  # skipped, on the frame's word
                     position = end
@@ -373,11 +411,15 @@ class JournalReader:
                     f"(expected chained checksum {expected_chain:#010x}, found {chained:#010x}): it was "
                     "copied from another journal, from an older generation of this one, or moved",
                 )
-            state = self.apply(state, payload, position, buffer_id)
+            if state is None:
+                state = self.apply(state, payload, position, buffer_id)
+                state.version = version  # the base: what follows is read by its version's rules
+            else:
+                state = self.apply(state, payload, position, buffer_id)
             state.records_read = sequence
             chain = Chain(salt, sequence + 1, chained)
             position = end
-        return self._finish(state, position, chain, torn=False)
+        return self._finish(state, position, chain, torn=False, version=version)
 
     def _read_v1(self, data: bytes) -> Recovered:
         """Version 1: per-frame checksums only. Read for old files; rewritten as version 2 on open."""
@@ -406,16 +448,19 @@ class JournalReader:
                     continue
             if state is None and payload[:1] == bytes([BASE]):
                 payload = _v1_base_as_v2(payload, position)
-            state = self.apply(state, payload, position, buffer_id)
+                state = self.apply(state, payload, position, buffer_id)
+                state.version = 1
+            else:
+                state = self.apply(state, payload, position, buffer_id)
             position = end
         return self._finish(state, position, None, torn=False, version=1)
 
     def _finish(
-        self, state: Recovered | None, position: int, chain: Chain | None, *, torn: bool, version: int = 2
+        self, state: Recovered | None, position: int, chain: Chain | None, *, torn: bool, version: int
     ) -> Recovered:
         if state is None:
             raise RecoveryError(
-                f"byte {HEADER.size if version == 2 else HEADER_V1.size}: expected the base record, found "
+                f"byte {HEADER.size if version >= 2 else HEADER_V1.size}: expected the base record, found "
                 + ("a torn record" if torn else "the end of the file")
             )
         if state.records_read < state.rewritten_records:
@@ -482,9 +527,13 @@ class JournalReader:
                 state.buffer[offset : offset + inserted_length] = removed
             state.revision += steps
             return state
+        if kind == SERIAL_FLOOR and len(payload) == FLOOR_FIELDS.size and state.version >= 3:
+            _apply_floor(state, payload, position)
+            return state
         raise RecoveryError(
-            f"byte {position}: unknown or malformed record (type {kind}, {len(payload)} bytes); "
-            "expected a splice, an evict-and-splice or a rollback record"
+            f"byte {position}: unknown or malformed record (type {kind}, {len(payload)} bytes) in a version "
+            f"{state.version} journal; expected a splice, an evict-and-splice, a rollback"
+            + (" or a serial floor record" if state.version >= 3 else " record")
         )
 
 
@@ -562,6 +611,24 @@ def _apply_splice(state: Recovered, payload: bytes, position: int, *, evicts: bo
     state.next_serial = max(state.next_serial, serial + 1)
 
 
+def _apply_floor(state: Recovered, payload: bytes, position: int) -> None:
+    """A serial floor: the block starting at it was about to be used. It must
+    lie at a block boundary at or above every serial the file mentions so far
+    (a floor below them would let an open hand one out again)."""
+    _, floor = FLOOR_FIELDS.unpack_from(payload)
+    if state.records_read < state.rewritten_records:
+        raise RecoveryError(
+            f"byte {position}: a serial floor record among the {state.rewritten_records} records the rewrite "
+            "wrote after the base: expected a splice (a rewrite writes no floor; its base names the next serial)"
+        )
+    if floor < state.next_serial or floor % SERIAL_BLOCK:
+        raise RecoveryError(
+            f"byte {position}: the serial floor record names serial {floor}: expected a multiple of "
+            f"{SERIAL_BLOCK} at or above {state.next_serial}, above every serial the journal mentions before it"
+        )
+    state.next_serial = floor
+
+
 class FileJournal:
     """A :class:`rollcert.impl.journal.Journal` that is durable: every commit is one
     chained record appended (and, per the :class:`Durability`, synced) through a
@@ -582,6 +649,7 @@ class FileJournal:
         durability: Durability | None = None,
         capacity: int | None = None,
         policy: Policy = "reject",
+        serial_limit: int,
     ) -> None:
         self.storage = storage
         self.name = name
@@ -601,6 +669,10 @@ class FileJournal:
         self._broken: str | None = None
         #: The evict-and-splice record just committed; evict_oldest() takes its record off.
         self._eviction_committed = False
+        #: Serials below this are safe to commit: the file already makes any later
+        #: open start above them. A record with a serial at or above it is
+        #: preceded by a serial floor, in the same synced write.
+        self._serial_limit = serial_limit
 
     @classmethod
     def create(
@@ -630,14 +702,18 @@ class FileJournal:
             raise JournalError(f"cannot create the journal {name!r}: {error}") from error
         return cls(
             storage, name, buffer_id, [], len(content), chain=chain, durability=durability,
-            capacity=capacity, policy=policy,
+            capacity=capacity, policy=policy, serial_limit=reopen_floor(1),
         )
 
     # -- the Journal protocol -----------------------------------------------------------
 
     def append(self, record: InverseRecord, inserted: bytes) -> None:
         evicts = self.capacity is not None and len(self._records) >= self.capacity
-        self._commit_payload(splice_payload(record, inserted, evicts=evicts))
+        payload = splice_payload(record, inserted, evicts=evicts)
+        if record.serial >= self._serial_limit:
+            self._commit_reserving(record.serial - record.serial % SERIAL_BLOCK, payload)
+        else:
+            self._commit_payload(payload)
         self._records.append(record)
         self._inserted.append(inserted)
         self._eviction_committed = evicts
@@ -682,6 +758,8 @@ class FileJournal:
             self._inserted.popleft()
         self._size = len(content)
         self._chain = chain
+        # The new base names meta.next_serial: a later open starts past its block.
+        self._serial_limit = max(self._serial_limit, reopen_floor(meta.next_serial))
         self._unsynced = 0  # the rewrite synced every record
         self._last_sync = time.monotonic()
         try:
@@ -744,6 +822,64 @@ class FileJournal:
         self._commit(data)
         self._chain = after
 
+    def reserve_serials(self) -> bool:
+        """Write and sync the floor of the next block of serials now, before any
+        is used (``open_durable_buffer`` calls it on a recovered journal): one
+        fsync per open, and the first splice after it is an ordinary commit.
+        At open nothing of this process waits to be synced, so the sync makes
+        durable only what the recovery read back. Returns whether the floor was
+        written; after an I/O error (a read-only file, a full disk) nothing
+        changed, the journal can still be read, and the first record that uses
+        the block writes the floor itself (:meth:`_commit_reserving`)."""
+        floor = self._serial_limit
+        if self._broken is not None or self._chain is None or floor + SERIAL_BLOCK > SERIAL_SPACE:
+            return False
+        data, after = self._chain.frame(floor_payload(floor))
+        try:
+            self.storage.append(self.name, data)
+            self.storage.sync(self.name)
+        except OSError:
+            with contextlib.suppress(OSError):
+                if len(self.storage.read(self.name) or b"") == self._size:
+                    return False  # nothing was written (say, a read-only file): nothing to cut back
+            self._restore_size()
+            return False
+        self._size += len(data)
+        self._chain = after
+        self._serial_limit = floor + SERIAL_BLOCK
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+        return True
+
+    def _commit_reserving(self, floor: int, payload: bytes) -> None:
+        """Commit a serial floor for the block starting at ``floor`` and, after
+        it, the record that uses a serial of the block: one write and one sync,
+        whatever the durability mode, so the floor is on the disk before the
+        operation returns and a checkpoint can name the new state. A crash that
+        tears the write leaves the floor, or nothing: either way no record with
+        a serial of the block survives without the floor before it. Needed only
+        when :meth:`reserve_serials` could not write the floor at open, and
+        after 2**32 serials in one session."""
+        if self._broken is not None:
+            raise JournalError(self._broken)
+        if self._chain is None:  # pragma: no cover - open_durable_buffer rewrites version 1 first
+            raise JournalError("a version 1 journal must be rewritten before it takes new records")
+        if floor + SERIAL_BLOCK > SERIAL_SPACE:
+            raise JournalError(f"the journal has used up its serial numbers (next block at {floor})")
+        floor_data, chain = self._chain.frame(floor_payload(floor))
+        data, after = chain.frame(payload)
+        try:
+            self.storage.append(self.name, floor_data + data)
+            self.storage.sync(self.name)
+        except OSError as error:
+            self._restore_size()
+            raise JournalError(f"the record was not committed: {error}") from error
+        self._size += len(floor_data) + len(data)
+        self._chain = after
+        self._serial_limit = floor + SERIAL_BLOCK
+        self._unsynced = 0  # the sync took every waiting record with it
+        self._last_sync = time.monotonic()
+
     def _commit(self, data: bytes) -> None:
         """Append one framed record (and sync it, as the durability mode says),
         or raise JournalError with the file as it was."""
@@ -795,9 +931,11 @@ def open_durable_buffer(
 
     Takes the journal's exclusive writer lock first (:class:`JournalInUseError`
     if another journal holds it) and keeps it until ``buffer.journal.close()``.
-    Recovery cuts a torn final record off the file and rewrites a version 1
-    file as version 2; any other damage raises :class:`RecoveryError` and
-    leaves the file untouched.
+    Recovery cuts a torn final record off the file and rewrites a version 1 or
+    2 file as version 3; any other damage raises :class:`RecoveryError` and
+    leaves the file untouched. A recovered buffer hands out serials from a new
+    block (:func:`reopen_floor`), never one a crash may have lost; its floor
+    is written and synced here (:meth:`FileJournal.reserve_serials`).
     """
     if not isinstance(initial, (bytes, bytearray)):
         raise TypeError(f"initial must be bytes, got {type(initial).__name__}")
@@ -843,6 +981,14 @@ def _open_locked(
             storage.sync(name)
         except OSError as error:
             raise RecoveryError(f"cannot cut the torn tail off the journal: {error}") from error
+    # Records a crash lost may have carried serials above recovered.next_serial
+    # (batched mode): hand out none of them, start at the next block.
+    floor = reopen_floor(recovered.next_serial)
+    if floor + SERIAL_BLOCK > SERIAL_SPACE:
+        raise RecoveryError(
+            f"the journal has used up its serial numbers (next serial {recovered.next_serial}); "
+            "it can be read but takes no more records"
+        )
     journal = journal_class(
         storage,
         name,
@@ -853,16 +999,19 @@ def _open_locked(
         durability=durability,
         capacity=recovered.capacity,
         policy=recovered.policy,
+        serial_limit=floor,
     )
-    if recovered.version == 1:
-        _upgrade(journal, recovered)
+    if recovered.version != FORMAT_VERSION:
+        _upgrade(journal, recovered, floor)  # its base names the new block
+    else:
+        journal.reserve_serials()
     buffer = JournaledBuffer._restore(
         bytes(recovered.buffer),
         journal,
         buffer_id=recovered.buffer_id,
         meta=recovered.meta,
         revision=recovered.revision,
-        next_serial=recovered.next_serial,
+        next_serial=floor,
     )
     return _bounded(buffer, recovered.capacity, recovered.policy)
 
@@ -874,12 +1023,16 @@ def _bounded(buffer: JournaledBuffer, capacity: int | None, policy: Policy) -> J
     return buffer
 
 
-def _upgrade(journal: FileJournal, recovered: Recovered) -> None:
-    """Rewrite a version 1 journal as version 2 (same records, same horizon), atomically."""
+def _upgrade(journal: FileJournal, recovered: Recovered, floor: int) -> None:
+    """Rewrite a version 1 or 2 journal as version 3 (same records, same
+    horizon), atomically. Its base names ``floor`` as the next serial: the
+    rewrite is synced, so the new block is durably in use without a floor record."""
     base = bytearray(recovered.buffer)
     for (offset, removed, inserted_length, _serial), _ in reversed(recovered.records):
         base[offset : offset + inserted_length] = removed
     try:
-        journal.rewrite(bytes(base), recovered.meta, len(recovered.records))
+        journal.rewrite(bytes(base), replace(recovered.meta, next_serial=floor), len(recovered.records))
     except JournalError as error:
-        raise RecoveryError(f"cannot rewrite the version 1 journal as version 2: {error}") from error
+        raise RecoveryError(
+            f"cannot rewrite the version {recovered.version} journal as version {FORMAT_VERSION}: {error}"
+        ) from error

@@ -52,7 +52,7 @@ from rollcert.model.operations import (
     Splice,
     ToolWrite,
 )
-from rollcert.model.reference import ModelState, Outcome
+from rollcert.model.reference import LOST_SERIAL, ModelState, Outcome
 
 StateT = TypeVar("StateT")
 OperationT = TypeVar("OperationT")
@@ -400,6 +400,16 @@ def _batched_flush(before: ModelState, operation: Operation, outcome: Outcome) -
     return isinstance(operation, Flush) and bool(before.since_flush)
 
 
+def _lost_checkpoint_refused(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """A rollback_to a checkpoint of a state a batched crash lost, taken at a
+    depth the buffer has reached again, refused: a journal that hands the lost
+    serial out a second time would land on the new state that got it."""
+    if not isinstance(operation, RollbackTo) or outcome.error is not UnreachableRollbackError:
+        return False
+    serial, depth_taken = before.checkpoints[operation.checkpoint]
+    return serial == LOST_SERIAL and depth_taken <= before.depth
+
+
 def _corruption_met(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
     return isinstance(operation, CorruptRecord) and before.depth >= 2
 
@@ -435,6 +445,11 @@ R5 = Property(
             _batched_crash_unflushed,
         ),
         Situation("batched_flush", "a flush in batched mode with operations waiting", _batched_flush),
+        Situation(
+            "lost_checkpoint_refused",
+            "a rollback_to a checkpoint of a state a batched crash lost, at a depth reached again, refused",
+            _lost_checkpoint_refused,
+        ),
     ),
 )
 

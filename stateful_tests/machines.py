@@ -97,6 +97,7 @@ RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
         "corrupt_record",
         "arm_journal_fault",
         "flush",
+        "checkpoint_then_crash",
     ),
 }
 
@@ -126,6 +127,7 @@ RULE_CAPABILITY: dict[str, Capability] = {
     "restart": Capability.DURABILITY,
     "corrupt_record": Capability.DURABILITY,
     "flush": Capability.DURABILITY,
+    "checkpoint_then_crash": Capability.DURABILITY,
 }
 
 #: Situations a run can reach only with a capability beyond the property's own;
@@ -134,11 +136,13 @@ SITUATION_CAPABILITY: dict[str, Capability] = {
     "rollback_to_meets_write": Capability.CHECKPOINTS,
     "adopt": Capability.ADOPT,
     "dead_checkpoint": Capability.CHECKPOINTS,
+    "lost_checkpoint_refused": Capability.CHECKPOINTS,
 }
 
 #: Rules made of operations of two capabilities need the second one as well.
 RULE_SECOND_CAPABILITY: dict[str, Capability] = {
     "write_behind_checkpoint": Capability.CHECKPOINTS,
+    "checkpoint_then_crash": Capability.CHECKPOINTS,
 }
 
 
@@ -231,9 +235,11 @@ def checkpoint(machine: RollbackMachine) -> None:
 def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
     # Two kinds of checkpoint are worth most, and are drawn three times as often
     # (and shrunk to first): a dead one taken at a depth the buffer has reached
-    # again — where a checkpoint that is "just a depth" lands on the wrong state —
-    # and a live one whose way back crosses an out-of-log write, which a
-    # rollback_to that jumps to a stored copy would erase without a word.
+    # again — where a checkpoint that is "just a depth" lands on the wrong state,
+    # and a checkpoint of a state a batched crash lost lands on whichever new
+    # state got its serial if the journal hands serials out again — and a live
+    # one whose way back crosses an out-of-log write, which a rollback_to that
+    # jumps to a stored copy would erase without a word.
     state: ModelState = machine.live.model
     count = len(state.checkpoints)
     live = set(state.serials)
@@ -245,10 +251,7 @@ def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
         target_depth = state.serials.index(serial)
         return any(target_depth < barrier <= state.depth for barrier in state.barriers)
 
-    # A checkpoint of a state a batched crash lost is outside the promise (its
-    # serial may be handed out again, see R5_BATCHED): never drawn.
-    usable = [index for index in range(count) if state.checkpoints[index][0] != LOST_SERIAL]
-    ranked: list[int] = sorted(usable, key=lambda index: (not lure(index), -index))
+    ranked: list[int] = sorted(range(count), key=lambda index: (not lure(index), -index))
     lures = [index for index in ranked if lure(index)]
     order: list[int | None] = [*lures, *lures, *ranked]
     # Last (and rarest to shrink to): a checkpoint of another buffer.
@@ -323,8 +326,7 @@ def crash_during(machine: RollbackMachine, data: st.DataObject) -> None:
     kinds = ["splice", "splice"]  # the record most worth tearing: it carries new bytes
     if state.depth:
         kinds += ["rollback", "compact"]
-    usable = [index for index, (serial, _) in enumerate(state.checkpoints) if serial != LOST_SERIAL]
-    if usable:
+    if state.checkpoints:
         kinds.append("rollback_to")
     kind = data.draw(st.sampled_from(kinds), label="interrupted operation")
     inner: Interruptible
@@ -335,7 +337,7 @@ def crash_during(machine: RollbackMachine, data: st.DataObject) -> None:
     elif kind == "compact":
         inner = Compact(data.draw(st.integers(0, state.depth), label="keep"))
     else:
-        inner = RollbackTo(data.draw(st.sampled_from(usable), label="checkpoint"))
+        inner = RollbackTo(data.draw(st.integers(0, len(state.checkpoints) - 1), label="checkpoint"))
     io_event = data.draw(strategies.crash_points(), label="I/O call")
     lost = data.draw(strategies.lost_unsynced_bytes(), label="lost bytes")
     machine.run(CrashDuring(inner, io_event, lost))
@@ -368,6 +370,36 @@ def flush(machine: RollbackMachine) -> None:
     machine.run(Flush())
 
 
+def _batched_without_a_lost_checkpoint(machine: RollbackMachine) -> bool:
+    """Batched mode, and no checkpoint lost yet: one per example is enough for
+    rollback_to to aim at, and the other rules keep their share of the steps."""
+    if machine.session is None:
+        return False
+    state: ModelState = machine.live.model
+    return state.durability == "batched" and all(serial != LOST_SERIAL for serial, _ in state.checkpoints)
+
+
+@precondition(_batched_without_a_lost_checkpoint)
+@rule(data=st.data())
+def checkpoint_then_crash(machine: RollbackMachine, data: st.DataObject) -> None:
+    """Batched mode: a flush, two edits, a checkpoint of the newest state, an
+    idle crash, and edits until the buffer is back at the checkpoint's depth.
+    Two records since a flush are fewer than the adapter's journal waits for
+    before it syncs by itself, so the crash loses the checkpointed state, and
+    the checkpoint names nothing ever again. Back at its depth, a journal that
+    hands the lost serial out a second time would let rollback_to (which aims
+    at such checkpoints first) land on the new state that got it (S3)."""
+    if machine.live.model.since_flush:
+        machine.run(Flush())
+    _splice_from(machine, data)
+    _splice_from(machine, data)
+    machine.run(TakeCheckpoint())
+    depth_taken = machine.live.model.depth
+    machine.run(Restart())
+    while machine.live.model.depth < depth_taken:
+        _splice_from(machine, data)
+
+
 RULES: dict[str, Callable[..., Any]] = {
     "splice": splice,
     "rollback_one": rollback_one,
@@ -385,6 +417,7 @@ RULES: dict[str, Callable[..., Any]] = {
     "restart": restart,
     "corrupt_record": corrupt_record,
     "flush": flush,
+    "checkpoint_then_crash": checkpoint_then_crash,
 }
 
 
@@ -639,10 +672,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 if isinstance(operation, RollbackTo) and not 0 <= operation.checkpoint < len(state.checkpoints):
                     return False
                 named = _checkpoint_named(operation)
-                if named is not None and (
-                    not 0 <= named < len(state.checkpoints) or state.checkpoints[named][0] == LOST_SERIAL
-                ):
-                    return False  # and a checkpoint a batched crash lost is never drawn
+                if named is not None and not 0 <= named < len(state.checkpoints):
+                    return False
                 try:
                     state = step(state, operation).state
                 except (ValueError, TypeError):

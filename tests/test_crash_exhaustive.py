@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 from _helpers import Seen, model_seen, perform, seen
 
-from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+from rollcert.impl.file_journal import DEFAULT_NAME, FRAME, SERIAL_FLOOR, frame_spans, open_durable_buffer
 from rollcert.impl.journaled_buffer import Checkpoint
 from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
 from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
@@ -149,7 +149,10 @@ def test_a_torn_record_is_cut_off_the_file() -> None:
     assert len(disk.read(DEFAULT_NAME) or b"") > good_size  # the torn bytes are on disk
     recovered = open_durable_buffer(disk)
     assert recovered.read() == b"axyzc" and recovered.depth == 1
-    assert len(disk.read(DEFAULT_NAME) or b"") == good_size
+    data = disk.read(DEFAULT_NAME) or b""
+    floor_start, floor_end = frame_spans(data)[-1]
+    # Cut back to the good size; then the open's serial floor (format 3), whole.
+    assert (floor_start, floor_end) == (good_size, len(data)) and data[floor_start + FRAME.size] == SERIAL_FLOOR
     recovered.splice(0, 0, b"!")
     disk.crash()
     disk.restart()

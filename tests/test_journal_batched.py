@@ -159,6 +159,7 @@ def _twin(buffer: JournaledBuffer, disk: SimulatedDisk) -> JournaledBuffer:
         journal._size,
         chain=journal._chain,
         durability=journal.durability,
+        serial_limit=journal._serial_limit,
     )
     twin_journal._unsynced = journal._unsynced
     twin = JournaledBuffer._restore(

@@ -5,7 +5,9 @@ These tests move whole, intact records — duplicate, drop, swap, copy in from
 another journal — and craft records with valid checksums, and check that
 recovery either refuses with ``RecoveryError`` (naming the byte offset) or, where
 the damage is indistinguishable from a crash (the last record cut off), yields a
-state of the history. Never a state outside it, never another exception.
+state of the history. Never a state outside it, never another exception. The
+journals are reopened now and then, so they hold serial floor records (format
+version 3) to move, drop and forge as well.
 """
 
 from __future__ import annotations
@@ -13,20 +15,29 @@ from __future__ import annotations
 import random
 import struct
 import zlib
+from collections.abc import Callable
 
 import pytest
 
 from rollcert.impl.file_journal import (
+    FLOOR_FIELDS,
+    FRAME,
     FRAME_V1,
     HEADER,
+    SERIAL_BLOCK,
+    SERIAL_FLOOR,
     SPLICE_FIELDS,
+    FileJournal,
     JournalReader,
     chain_after,
+    floor_payload,
     frame_spans,
     rollback_payload,
     splice_payload,
+    start_chain,
 )
 from rollcert.impl.journal import InverseRecord
+from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import SimulatedDisk
 from rollcert.model.errors import RecoveryError
 from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
@@ -37,8 +48,9 @@ Seen = tuple[bytes, int]
 
 
 def build(rng: random.Random, operations: int) -> tuple[bytes, set[Seen]]:
-    """A journal of random splices, rollbacks and the odd compaction, and every
-    state of its history."""
+    """A journal of random splices, rollbacks, the odd compaction and the odd
+    reopening (whose next splice writes a serial floor), and every state of its
+    history."""
     from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
 
     disk = SimulatedDisk()
@@ -46,6 +58,11 @@ def build(rng: random.Random, operations: int) -> tuple[bytes, set[Seen]]:
     history: set[Seen] = {(buffer.read(), buffer.revision)}
     for _ in range(operations):
         roll = rng.random()
+        if rng.random() < 0.15:
+            journal = buffer.journal
+            assert isinstance(journal, FileJournal)
+            journal.close()
+            buffer = open_durable_buffer(disk)
         if buffer.depth and roll < 0.2:
             buffer.rollback(rng.randint(1, buffer.depth))
         elif buffer.depth and roll < 0.25:
@@ -84,12 +101,35 @@ def small_journal() -> tuple[bytes, set[Seen]]:
     return disk.read(DEFAULT_NAME) or b"", history
 
 
+def reopened_journal() -> tuple[bytes, set[Seen]]:
+    """b"abc", splice(3, 0, b"X"), closed and reopened, then splice(0, 0, b"Y")
+    and splice(0, 1, b""): the base, a splice, a serial floor, two splices."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    history = {(buffer.read(), 0)}
+    buffer.splice(3, 0, b"X")
+    history.add((buffer.read(), buffer.revision))
+    journal = buffer.journal
+    assert isinstance(journal, FileJournal)
+    journal.close()
+    buffer = open_durable_buffer(disk)
+    for edit in ((0, 0, b"Y"), (0, 1, b"")):
+        buffer.splice(*edit)
+        history.add((buffer.read(), buffer.revision))
+    return disk.read(DEFAULT_NAME) or b"", history
+
+
 # -- each kind, on every record, with the offset named -------------------------------------
 
 
+@pytest.mark.parametrize("make", [small_journal, reopened_journal])
 @pytest.mark.parametrize("kind", ["duplicate", "drop", "swap", "transplant"])
-def test_every_record_out_of_place_is_refused_at_its_offset(kind: str) -> None:
-    journal, history = small_journal()
+def test_every_record_out_of_place_is_refused_at_its_offset(
+    kind: str, make: Callable[[], tuple[bytes, set[Seen]]]
+) -> None:
+    journal, history = make()
     spans = frame_spans(journal)
     foreign = foreign_journal()
     checked = 0
@@ -162,7 +202,7 @@ def crafted_record(rng: random.Random, journal: bytes) -> bytes:
     random: it must be refused unless it fits, and if it fits it was written
     by someone with the right to write — so only its *refusal* path is judged
     here, by asking for a record that cannot fit."""
-    choice = rng.randrange(6)
+    choice = rng.randrange(9)
     if choice == 0:
         payload = splice_payload(InverseRecord(rng.randint(1000, 1 << 40), b"", 1, 1 << 50), b"x")
     elif choice == 1:
@@ -173,8 +213,14 @@ def crafted_record(rng: random.Random, journal: bytes) -> bytes:
         payload = splice_payload(InverseRecord(0, b"", 0, 0), b"")  # a serial from the past
     elif choice == 4:
         payload = SPLICE_FIELDS.pack(2, 1 << 50, 0, 1 << 60)  # claims more removed bytes than it holds
+    elif choice == 5:
+        payload = floor_payload(0)  # a floor below serials already used
+    elif choice == 6:
+        payload = floor_payload(SERIAL_BLOCK * rng.randint(1, 1 << 20) + rng.randint(1, SERIAL_BLOCK - 1))  # off a block
+    elif choice == 7:
+        payload = floor_payload(SERIAL_BLOCK * rng.randint(1, 1 << 20))[: rng.randrange(FLOOR_FIELDS.size)]  # cut short
     else:
-        payload = bytes([rng.randint(5, 255)]) + bytes(rng.randrange(40))
+        payload = bytes([rng.randint(SERIAL_FLOOR, 255)]) + bytes(rng.randrange(40))
     position = rng.choice([start for start, _ in frame_spans(journal)][1:] + [len(journal)])
     prefix = journal[:position]
     framed, _ = chain_after(prefix).frame(payload)
@@ -242,3 +288,151 @@ def test_recovery_is_not_fooled_by_a_header_of_another_journal() -> None:
     with pytest.raises(RecoveryError, match=rf"^byte {HEADER.size}: record #0 is intact but does not chain"):
         JournalReader().read(damaged)
     assert struct.unpack_from("<Q", damaged, 12) != struct.unpack_from("<Q", journal, 12)
+
+
+# -- the serial floor (format version 3) -----------------------------------------------------
+
+
+def payloads(journal: bytes) -> list[bytes]:
+    return [journal[start + FRAME.size : end] for start, end in frame_spans(journal)]
+
+
+def rechained(header: bytes, records: list[bytes]) -> bytes:
+    """A journal of ``records`` chained under ``header``: what a writer who knows
+    the salt (and the format) can write, so only the record checks stand in its way."""
+    chain = start_chain(header)
+    parts = [header]
+    for payload in records:
+        framed, chain = chain.frame(payload)
+        parts.append(framed)
+    return b"".join(parts)
+
+
+def with_version(header: bytes, version: int) -> bytes:
+    """``header`` claiming another format version, its checksum recomputed."""
+    head = bytearray(header[: HEADER.size - 4])
+    struct.pack_into("<I", head, 8, version)
+    return bytes(head) + zlib.crc32(bytes(head)).to_bytes(4, "little")
+
+
+def open_on(journal: bytes) -> tuple[SimulatedDisk, JournaledBuffer]:
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    disk.replace_file(DEFAULT_NAME, journal)
+    return disk, open_durable_buffer(disk)
+
+
+def test_a_reopened_journal_hands_out_a_new_block_after_one_synced_floor() -> None:
+    """Opening a journal writes and syncs one floor for the next block of
+    serials; the splices after it are ordinary commits in it, and checkpoints
+    taken before the reopening still name their states."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    buffer.splice(3, 0, b"X")
+    token = buffer.checkpoint()
+    journal = buffer.journal
+    assert isinstance(journal, FileJournal)
+    journal.close()
+    calls = disk.io_events
+    buffer = open_durable_buffer(disk)
+    assert disk.io_events - calls == 2  # the floor: one write, one sync
+    assert disk.durable_bytes(DEFAULT_NAME) == disk.read(DEFAULT_NAME)
+    calls = disk.io_events
+    buffer.splice(0, 0, b"Y")
+    assert disk.io_events - calls == 2  # a splice costs what it did: one write, one sync
+    assert buffer.checkpoint().serial == SERIAL_BLOCK
+    buffer.splice(0, 0, b"Z")
+    records = payloads(disk.read(DEFAULT_NAME) or b"")
+    assert [payload[0] for payload in records] == [1, 2, SERIAL_FLOOR, 2, 2]  # one floor per open
+    assert FLOOR_FIELDS.unpack_from(records[2]) == (SERIAL_FLOOR, SERIAL_BLOCK)
+    assert JournalReader().read(disk.read(DEFAULT_NAME) or b"").next_serial == SERIAL_BLOCK + 2
+    buffer.rollback_to(token)
+    assert buffer.read() == b"abcX"
+
+
+def test_a_floor_that_cannot_be_written_at_open_is_written_by_the_first_splice() -> None:
+    """A full disk when the journal is opened: the open still recovers (nothing
+    changed on disk), and the first splice carries the floor in its own write."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    open_durable_buffer(disk, b"abc").splice(3, 0, b"X")
+    disk.crash()
+    disk.restart()
+    before = disk.read(DEFAULT_NAME)
+    disk.fail_next("append", written=5)
+    buffer = open_durable_buffer(disk)
+    assert disk.read(DEFAULT_NAME) == before and buffer.read() == b"abcX"
+    buffer.splice(0, 0, b"Y")
+    assert buffer.checkpoint().serial == SERIAL_BLOCK
+    records = payloads(disk.read(DEFAULT_NAME) or b"")
+    assert [payload[0] for payload in records] == [1, 2, SERIAL_FLOOR, 2]
+    assert disk.durable_bytes(DEFAULT_NAME) == disk.read(DEFAULT_NAME)  # synced with the splice, batched or not
+
+
+@pytest.mark.parametrize(
+    ("floor", "reason"),
+    [
+        (floor_payload(0), "serial floor record names serial 0"),
+        (floor_payload(1), "serial floor record names serial 1"),
+        (floor_payload(SERIAL_BLOCK + 1), "expected a multiple"),
+        (floor_payload(SERIAL_BLOCK)[:-1], "malformed record"),
+        (floor_payload(SERIAL_BLOCK) + b"\0", "malformed record"),
+    ],
+)
+def test_a_floor_that_does_not_fit_is_refused_at_its_offset(floor: bytes, reason: str) -> None:
+    journal, _ = reopened_journal()
+    records = payloads(journal)
+    assert records[2][0] == SERIAL_FLOOR
+    damaged = rechained(journal[: HEADER.size], records[:2] + [floor] + records[3:])
+    with pytest.raises(RecoveryError, match=rf"^byte {frame_spans(damaged)[2][0]}: .*{reason}"):
+        JournalReader().read(damaged)
+
+
+def test_a_floor_among_the_records_of_a_rewrite_is_refused() -> None:
+    """A compaction writes its kept records right after the base, and no floor
+    (its base names the next serial)."""
+    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc")
+    buffer.splice(0, 0, b"1")
+    buffer.splice(0, 0, b"2")
+    buffer.compact(2)
+    journal = disk.read(DEFAULT_NAME) or b""
+    records = payloads(journal)
+    damaged = rechained(journal[: HEADER.size], records[:2] + [floor_payload(SERIAL_BLOCK)] + records[2:])
+    with pytest.raises(RecoveryError, match=rf"^byte {frame_spans(damaged)[2][0]}: a serial floor record among"):
+        JournalReader().read(damaged)
+
+
+def test_a_floor_in_a_version_2_journal_is_refused() -> None:
+    journal, _ = reopened_journal()
+    damaged = rechained(with_version(journal[: HEADER.size], 2), payloads(journal))
+    with pytest.raises(RecoveryError, match=r"malformed record .* in a version 2 journal"):
+        JournalReader().read(damaged)
+
+
+def test_a_version_2_journal_is_rewritten_as_version_3_with_the_next_block_in_its_base() -> None:
+    """A journal an older build wrote: recovered as it was, rewritten once
+    (atomically) as version 3, and its serials go on from a new block with no
+    floor record (the rewrite's base names it)."""
+    from rollcert.impl.file_journal import BASE_FIELDS, DEFAULT_NAME
+
+    journal, history = small_journal()
+    old = rechained(with_version(journal[: HEADER.size], 2), payloads(journal))
+    assert JournalReader().read(old).version == 2
+    disk, buffer = open_on(old)
+    upgraded = disk.read(DEFAULT_NAME) or b""
+    assert struct.unpack_from("<I", upgraded, 8) == (3,)
+    assert (buffer.read(), buffer.revision) == outcome(old) and outcome(old) in history
+    assert BASE_FIELDS.unpack_from(payloads(upgraded)[0])[2] == SERIAL_BLOCK  # the next serial
+    assert disk.durable_bytes(DEFAULT_NAME) == upgraded
+    buffer.splice(0, 0, b"Q")
+    assert buffer.checkpoint().serial == SERIAL_BLOCK
+    assert [payload[0] for payload in payloads(disk.read(DEFAULT_NAME) or b"")][-1] == 2  # no floor needed
+    buffer.rollback(buffer.depth)
+    assert buffer.read() == b"abc"
