@@ -468,16 +468,23 @@ R5_BATCHED = Property(
     at or after the last completed flush and at or before the crash point —
     a prefix of the operations, never a state outside the history. Everything
     else of R5 stands: a torn record is dropped, a record that is corrupt, out
-    of place or does not fit is refused with RecoveryError. Revisions and
-    serials of the lost states were never durable and may be handed out again
-    after the crash; a flush is the point at which a caller may rely on them
-    (a checkpoint of a lost state names nothing afterwards).""",
+    of place or does not fit is refused with RecoveryError. Revisions of the
+    lost states were never durable and may be handed out again after the
+    crash. A checkpoint of a lost state names nothing afterwards: rollback_to
+    it is refused with UnreachableRollbackError, even once the buffer is back
+    at its depth, so whatever a checkpoint names its state by must never be
+    handed out again (S3), not even after the crash lost it.""",
     (
         Situation("restart", "a crash while idle with live records (some perhaps not yet flushed)", _restart_with_records),
         Situation(
             "batched_crash_unflushed",
             "a crash with operations not yet flushed (recovery may yield a state before the crash point)",
             _batched_crash_unflushed,
+        ),
+        Situation(
+            "lost_checkpoint_refused",
+            "a rollback_to a checkpoint of a state a crash lost, at a depth reached again, refused",
+            _lost_checkpoint_refused,
         ),
     ),
 )
