@@ -36,11 +36,16 @@ SHORTEST = {
     "no_divergence_check": 3,
     # R5, by argument rather than search: a torn record needs only the crash of one
     # splice, and so does a lost fsync (a crash that comes after the splice
-    # returned); a corrupt record that is not the last needs two records after the
-    # base, then the corruption.
+    # returned). A damaged record that is not the last needs one edit and the
+    # damage: every open appends a serial floor, so the edit's record is not the
+    # last (a bit flip, a record out of place, a second writer's append).
+    # A flush that does not sync needs an edit, the flush and a crash.
     "torn_tail_applied": 1,
     "mutate_before_fsync": 1,
-    "skip_bad_record": 3,
+    "skip_bad_record": 2,
+    "crc_only": 2,
+    "no_writer_lock": 2,
+    "flush_without_sync": 3,
 }
 
 

@@ -186,21 +186,26 @@ class Flush:
         return "flush()"
 
 
+#: The damage a corruption does to a committed journal (SPEC R5): a flipped bit,
+#: and whole records out of place — duplicated, dropped, two swapped, one copied
+#: in from another journal — or a second writer appending to a journal in use.
+DAMAGES: tuple[str, ...] = ("bit_flip", "duplicate", "drop", "swap", "transplant", "second_writer")
+
+
 @dataclass(frozen=True)
 class CorruptRecord:
-    """Corrupt the committed journal, then recover: recovery must refuse
-    (``RecoveryError``) rather than skip or guess. The kind of corruption is the
-    adapter's, in a fixed order per buffer (the bundled durable adapter's:
-    every other one a bit flip, between them another journal's record
-    transplanted, a second writer's append, a record duplicated, two swapped,
-    one dropped — each at the newest record that is not the last). The harness
-    then repairs it, so the run goes on from the same state (in batched mode,
-    from a state of the window: the repair is a recovery after a crash)."""
+    """Damage the committed journal (``damage``, one of :data:`DAMAGES`, at the
+    newest record that is not the last), then recover: recovery must refuse
+    (``RecoveryError``) rather than skip, guess or replay a record out of place.
+    The harness then repairs it, so the run goes on from the same state (in
+    batched mode, from a state of the window: the repair is a recovery after a
+    crash). The damage is part of the trace, so a counterexample says which."""
 
+    damage: str = "bit_flip"
     kind: ClassVar[str] = "corrupt_record"
 
     def describe(self) -> str:
-        return "corrupt a committed record (the adapter's next kind), then recover"
+        return f"corrupt the journal ({self.damage.replace('_', ' ')}), then recover"
 
 
 # -- self-authored diffs (S1-S3) -------------------------------------------------------
@@ -305,6 +310,8 @@ def operation_to_json(operation: AnyOperation) -> dict[str, Any]:
         )
     elif isinstance(operation, RollbackDiff):
         record["applied"] = operation.applied
+    elif isinstance(operation, CorruptRecord):
+        record["damage"] = operation.damage
     return record
 
 
@@ -345,6 +352,13 @@ def _apply_diff(record: dict[str, Any]) -> ApplyDiff:
     return ApplyDiff(_integer(record, "snapshot"), mode, hunks, reads)
 
 
+def _corrupt_record(record: dict[str, Any]) -> CorruptRecord:
+    damage = record.get("damage", "bit_flip")
+    if damage not in DAMAGES:
+        raise ValueError(f"operation field 'damage' must be one of {', '.join(DAMAGES)}, got {damage!r}")
+    return CorruptRecord(damage)
+
+
 #: kind -> how to read the rest of the record. One table for every family's operations.
 _DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
     Splice.kind: lambda record: Splice(*_edit_fields(record)),
@@ -361,7 +375,7 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
     ArmJournalFault.kind: lambda record: ArmJournalFault(),
     AdoptCurrent.kind: lambda record: AdoptCurrent(),
     Restart.kind: lambda record: Restart(),
-    CorruptRecord.kind: lambda record: CorruptRecord(),
+    CorruptRecord.kind: lambda record: _corrupt_record(record),
     Flush.kind: lambda record: Flush(),
     TakeSnapshot.kind: lambda record: TakeSnapshot(),
 }

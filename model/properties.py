@@ -411,7 +411,21 @@ def _lost_checkpoint_refused(before: ModelState, operation: Operation, outcome: 
 
 
 def _corruption_met(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
-    return isinstance(operation, CorruptRecord) and before.depth >= 2
+    return isinstance(operation, CorruptRecord) and operation.damage == "bit_flip" and before.depth >= 2
+
+
+def _record_out_of_place(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    """Whole records out of place: every frame's checksum still holds, so only the
+    chain (sequence, previous checksum, salt) can tell."""
+    return (
+        isinstance(operation, CorruptRecord)
+        and operation.damage in ("duplicate", "drop", "swap", "transplant")
+        and before.depth >= 2
+    )
+
+
+def _second_writer(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
+    return isinstance(operation, CorruptRecord) and operation.damage == "second_writer" and before.depth >= 1
 
 
 R5 = Property(
@@ -439,6 +453,12 @@ R5 = Property(
         Situation("crash_during_compaction", "a crash during a compaction", _crash_interrupted((Compact,))),
         Situation("restart", "a crash while idle with live records, per-operation mode", _per_operation_restart),
         Situation("corruption", "a bit flipped in a committed record before the last", _corruption_met),
+        Situation(
+            "record_out_of_place",
+            "a whole record duplicated, dropped, swapped or copied from another journal",
+            _record_out_of_place,
+        ),
+        Situation("second_writer", "a second writer opening the journal while it is in use", _second_writer),
         Situation(
             "batched_crash_unflushed",
             "a crash in batched mode with operations not yet flushed (recovery may yield a state before the crash point)",

@@ -117,8 +117,9 @@ class SystemUnderTest(Protocol):
     def restart(self) -> None:
         """Crash while idle and recover."""
         ...
-    def corrupt_committed_record(self) -> bool:
-        """Flip a bit in a committed record that is not the last; False if there is none."""
+    def corrupt_committed_record(self, damage: str) -> bool:
+        """Do ``damage`` (one of ``model.operations.DAMAGES``) to the committed journal
+        at the newest record that is not the last; False if there is none to damage."""
         ...
     def repair_corruption(self) -> None:
         """Undo the flip and recover again (after recovery rightly refused)."""
@@ -183,7 +184,7 @@ class UnsupportedOperations:
     def restart(self) -> None:
         raise CapabilityMissing("durability")
 
-    def corrupt_committed_record(self) -> bool:
+    def corrupt_committed_record(self, damage: str) -> bool:
         raise CapabilityMissing("durability")
 
     def repair_corruption(self) -> None:

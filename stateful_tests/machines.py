@@ -26,6 +26,7 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from rollcert.model.errors import error_kind
 from rollcert.model.operations import (
+    DAMAGES,
     AdoptCurrent,
     ArmJournalFault,
     Compact,
@@ -349,9 +350,12 @@ def restart(machine: RollbackMachine) -> None:
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
-@rule()
-def corrupt_record(machine: RollbackMachine) -> None:
-    machine.run(CorruptRecord())
+@rule(data=st.data())
+def corrupt_record(machine: RollbackMachine, data: st.DataObject) -> None:
+    # A bit flip first (the commonest damage, and what shrinking falls back to),
+    # the records out of place as often between them.
+    damage = data.draw(st.sampled_from(DAMAGES), label="damage")
+    machine.run(CorruptRecord(damage))
 
 
 def _something_to_flush(machine: RollbackMachine) -> bool:
@@ -512,7 +516,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         elif isinstance(operation, Flush):
             sut.flush()
         elif isinstance(operation, CorruptRecord):
-            live.sut_report = sut.corrupt_committed_record()
+            live.sut_report = sut.corrupt_committed_record(operation.damage)
             try:
                 sut.restart()
             except Exception:
@@ -617,6 +621,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             yield Compact(operation.keep - 1)
         elif isinstance(operation, CorruptRecord):
             yield Restart()  # a plain crash is the simpler story
+            if operation.damage != "bit_flip":
+                yield CorruptRecord()  # ... or the commonest damage
         elif isinstance(operation, CrashDuring):
             yield operation.operation  # no crash at all
             for lost in sorted({0, 1, operation.lost // 2, operation.lost - 1}):

@@ -10,13 +10,10 @@ The R5 specimens reuse this adapter with one broken part swapped in: a
 ``JournalReader`` subclass (how recovery reads the file), a ``FileJournal``
 subclass (how records are committed) or a storage without the writer lock.
 
-Corruption comes in kinds (:data:`CORRUPTIONS`): a flipped bit, and whole
-records out of place — duplicated, dropped, swapped, copied in from another
-journal — or a second writer appending to a journal in use. The judge asks for
-"a corruption" without saying which (``corrupt_committed_record()``), so the
-adapter takes the kinds in a fixed order, the n-th corruption of a buffer's
-life being ``CORRUPTIONS[n % len(CORRUPTIONS)]``: a trace replays the same
-corruptions, and the kinds most likely to expose a bug come first.
+Corruption comes in kinds (``model.operations.DAMAGES``): a flipped bit, and
+whole records out of place — duplicated, dropped, swapped, copied in from
+another journal — or a second writer appending to a journal in use. The trace
+names the kind (``CorruptRecord.damage``), so a counterexample says which.
 """
 
 from __future__ import annotations
@@ -42,13 +39,6 @@ from rollcert.model.errors import JournalError
 from rollcert.stateful_tests import SUITE_VERSION
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
 from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter
-
-#: The kinds of corruption, in the order an adapter's run takes them.
-#: Every other one is a bit flip, the commonest damage (and the one a reader
-#: that skips bad records needs to meet often to be caught).
-CORRUPTIONS = (
-    "bit_flip", "transplant", "bit_flip", "second_writer", "bit_flip", "duplicate", "bit_flip", "swap", "bit_flip", "drop",
-)
 
 #: A journal of another buffer, records to copy from (built once, deterministically).
 _FOREIGN_EDITS = tuple((0, 0, b"foreign %d " % number) for number in range(24))
@@ -149,7 +139,6 @@ class DurableAdapter(BundledAdapter):
         self.buffer = self._open(config.initial)
         #: The journal as it was before the corruption, to put back afterwards.
         self._before_corruption: bytes | None = None
-        self._corruptions = 0
         self._fault_armed = False
 
     def _open(self, initial: bytes = b"") -> JournaledBuffer:
@@ -211,12 +200,11 @@ class DurableAdapter(BundledAdapter):
         self.disk.crash()
         self._recover()
 
-    def corrupt_committed_record(self) -> bool:
-        """Corrupt the journal with the next kind of :data:`CORRUPTIONS`; False
-        if this journal has no record that kind can corrupt (or, for a second
-        writer, if the writer lock refused it: nothing was corrupted)."""
-        kind = CORRUPTIONS[self._corruptions % len(CORRUPTIONS)]
-        self._corruptions += 1
+    def corrupt_committed_record(self, damage: str) -> bool:
+        """Do ``damage`` to the journal; False if this journal has no record that
+        kind can damage (or, for a second writer, if the writer lock refused it:
+        nothing was corrupted)."""
+        kind = damage
         journal = self.disk.read(DEFAULT_NAME) or b""
         spans = record_spans(journal)
         if len(spans) < 2:
