@@ -14,6 +14,7 @@ from inside the project. rollcert's dependencies come from this environment
 from __future__ import annotations
 
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -69,8 +70,12 @@ def _venv(tmp_path: Path, editable: bool) -> Path:
     ).stdout.strip()
     # rollcert's dependencies (and pip, setuptools) from the environment running these tests.
     (Path(purelib) / "_rollcert_test_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    # From a copy of the source: a build leaves build/ and *.egg-info behind, and
+    # this checkout is not the test's to write in.
+    source = tmp_path / "rollcert-source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__"))
     install = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
-    install += ["-e", str(ROOT)] if editable else [str(ROOT)]
+    install += ["-e", str(source)] if editable else [str(source)]
     done = subprocess.run(install, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return venv
@@ -89,7 +94,7 @@ def test_a_project_with_its_own_model_package_runs_its_tests_and_rollcert(tmp_pa
             [str(venv / "bin" / "python"), "-c", "import rollcert.model, os; print(rollcert.model.__file__)"],
             capture_output=True, text=True, check=True, cwd=project,
         ).stdout
-        assert str(ROOT) not in installed  # a real copy in site-packages, not this checkout
+        assert "site-packages" in installed  # a real copy in site-packages, not a checkout
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
     environment["PATH"] = f"{venv / 'bin'}:{environment.get('PATH', '')}"
     tests = subprocess.run(

@@ -42,14 +42,13 @@ from rollcert.stateful_tests.adapter import (
     CapabilityMissing,
     Target,
 )
-from rollcert.stateful_tests.adapters import ascii_text, focused, require_package
+from rollcert.stateful_tests.adapters import ascii_text, require_package
 from rollcert.stateful_tests.adapters.diff_applier import (
     DiffApplier,
     DiffRequest,
     applier_target,
     apply_hunks,
 )
-from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 
 if TYPE_CHECKING:
     from diff_match_patch import diff_match_patch  # type: ignore[import-untyped]  # no stubs
@@ -129,8 +128,3 @@ def build_target() -> Target:
         judged="patch_apply places patches by fuzzy matching",
         keeper="the library",
     )
-
-
-def build_focused_target() -> Target:
-    """``diff-match-patch-focused``: positional diffs on a moved base and changed declared reads set aside."""
-    return focused(build_target(), POSITIONAL_ON_MOVED_BASE, DECLARED_READ_CHANGED)

@@ -33,7 +33,6 @@ No undo log: capability ``core`` is not declared (S2, S3 not assessed).
 from __future__ import annotations
 
 from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
-from rollcert.stateful_tests.adapters import focused
 from rollcert.stateful_tests.adapters.diff_applier import applier_target
 from rollcert.stateful_tests.adapters.gnu_patch import (
     FILE_NAME,
@@ -43,7 +42,6 @@ from rollcert.stateful_tests.adapters.gnu_patch import (
     FileSnapshot,
     require_tool,
 )
-from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 
 PATCH_NAME = f"{FILE_NAME}.patch"
 
@@ -130,12 +128,3 @@ def build_three_way_target() -> Target:
         "git-apply-3way", True, "git apply --3way of a git diff whose preimage blob is in the repository"
     )
 
-
-def build_focused_target() -> Target:
-    """``git-apply-focused``: positional diffs on a moved base and changed declared reads set aside."""
-    return focused(build_target(), POSITIONAL_ON_MOVED_BASE, DECLARED_READ_CHANGED)
-
-
-def build_three_way_focused_target() -> Target:
-    """``git-apply-3way-focused``: the same findings set aside."""
-    return focused(build_three_way_target(), POSITIONAL_ON_MOVED_BASE, DECLARED_READ_CHANGED)

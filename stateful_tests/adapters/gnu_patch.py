@@ -54,14 +54,12 @@ from rollcert.stateful_tests.adapter import (
     Target,
     TargetError,
 )
-from rollcert.stateful_tests.adapters import focused
 from rollcert.stateful_tests.adapters.diff_applier import (
     DiffApplier,
     DiffRequest,
     applier_target,
     apply_hunks,
 )
-from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, POSITIONAL_ON_MOVED_BASE
 from rollcert.stateful_tests.strategies import DIFF_ALPHABET, HUNK_ALPHABET, TOOL_ALPHABET
 
 #: The diff machine's letters plus a line break (see the module docstring).
@@ -223,8 +221,3 @@ def build_target() -> Target:
         keeper="patch",
         alphabet=LINE_ALPHABET,
     )
-
-
-def build_focused_target() -> Target:
-    """``gnu-patch-focused``: positional diffs on a moved base and changed declared reads set aside."""
-    return focused(build_target(), POSITIONAL_ON_MOVED_BASE, DECLARED_READ_CHANGED)

@@ -28,9 +28,6 @@ from typing import TYPE_CHECKING
 
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.adapters import (
-    UNCHANGING_EDIT_SKIPPED,
-    UNDO_PAST_HORIZON_IGNORED,
-    focused,
     require_package,
 )
 from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
@@ -88,7 +85,3 @@ def build_target() -> Target:
         notes={"depth": "not declared: the undo stack is private and skips snapshots equal to the text"},
     )
 
-
-def build_focused_target() -> Target:
-    """The same, with the findings its plain certificate reports first set aside."""
-    return focused(build_target(), UNCHANGING_EDIT_SKIPPED, UNDO_PAST_HORIZON_IGNORED)

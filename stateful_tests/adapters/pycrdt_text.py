@@ -30,9 +30,6 @@ from typing import TYPE_CHECKING
 
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
 from rollcert.stateful_tests.adapters import (
-    EMPTY_EDIT_NOT_RECORDED,
-    UNDO_PAST_HORIZON_IGNORED,
-    focused,
     require_package,
 )
 from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
@@ -121,8 +118,3 @@ def build_tagged_target() -> Target:
 def build_untagged_target() -> Target:
     """``pycrdt-untagged``: remote edits arrive with no origin, like local ones."""
     return _build("pycrdt-untagged", None, "with no origin")
-
-
-def build_focused_target() -> Target:
-    """``pycrdt`` with the findings its plain certificate reports first set aside."""
-    return focused(build_tagged_target(), EMPTY_EDIT_NOT_RECORDED, UNDO_PAST_HORIZON_IGNORED)

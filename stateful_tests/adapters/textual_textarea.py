@@ -37,9 +37,6 @@ from typing import TYPE_CHECKING
 
 from rollcert.stateful_tests.adapter import BufferConfig, Capability, HistoryBound, Target
 from rollcert.stateful_tests.adapters import (
-    EMPTY_EDIT_NOT_RECORDED,
-    UNDO_PAST_HORIZON_IGNORED,
-    focused,
     require_package,
 )
 from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
@@ -119,8 +116,3 @@ def build_target() -> Target:
         alphabet=b"abc\n",
         history_bound=HistoryBound("evict_oldest", "TextArea(max_checkpoints=N): deque(maxlen=N) of undo batches"),
     )
-
-
-def build_focused_target() -> Target:
-    """The same, with the findings its plain certificate reports first set aside."""
-    return focused(build_target(), EMPTY_EDIT_NOT_RECORDED, UNDO_PAST_HORIZON_IGNORED)
