@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollcert.impl.file_journal import Durability, FileJournal, open_durable_buffer
+from rollcert.impl.file_journal import Durability
+from rollcert.impl.file_journal import FileJournal
+from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import RealDirectory
 

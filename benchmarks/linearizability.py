@@ -27,10 +27,16 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import given
 from hypothesis import seed as hypothesis_seed
+from hypothesis import settings
 
-from rollcert.stateful_tests.concurrency import Program, certify_linearizability, programs, run_program
+from rollcert.stateful_tests.concurrency import Program
+from rollcert.stateful_tests.concurrency import certify_linearizability
+from rollcert.stateful_tests.concurrency import programs
+from rollcert.stateful_tests.concurrency import run_program
 from rollcert.stateful_tests.linearizability import check
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.targets import resolve_target

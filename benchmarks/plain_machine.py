@@ -71,30 +71,42 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hypothesis import Phase, assume, note, settings
+from hypothesis import Phase
+from hypothesis import assume
+from hypothesis import note
 from hypothesis import seed as hypothesis_seed
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import get_state_machine_test
+from hypothesis.stateful import initialize
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from rollcert.model.operations import (
-    Operation,
-    OutOfLogWrite,
-    Rollback,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-)
-from rollcert.model.reference import POLICIES, splice_bytes
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
-from rollcert.stateful_tests.judge import Session, Violation
-from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES, ROLLBACK, rules_for
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.reference import POLICIES
+from rollcert.model.reference import splice_bytes
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.judge import Session
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES
+from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.machines import RULES as ROLLCERT_RULES
+from rollcert.stateful_tests.machines import rules_for
 from rollcert.stateful_tests.profiles import PROFILES
 
 #: The rollback-class specimens SPEC §7's comparison is about.

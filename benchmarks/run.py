@@ -50,20 +50,21 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``impl`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.baselines import (
-    FsyncRecordFile,
-    SeedLikeBuffer,
-    SQLiteEditStore,
-    encode_record,
-)
+from benchmarks.baselines import FsyncRecordFile
+from benchmarks.baselines import SeedLikeBuffer
+from benchmarks.baselines import SQLiteEditStore
+from benchmarks.baselines import encode_record
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.storage import RealDirectory

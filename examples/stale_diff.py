@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.diffs import DiffableBuffer
-from rollcert.model.diffs import Hunk, Region  # the vocabulary of a diff (SPEC S1)
+from rollcert.model.diffs import Hunk  # the vocabulary of a diff (SPEC S1)
+from rollcert.model.diffs import Region  # the vocabulary of a diff (SPEC S1)
 from rollcert.model.errors import StaleBaseError
 
 CONFIG = b"timeout = 30\nretries = 3\nname = demo\n"

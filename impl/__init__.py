@@ -5,16 +5,18 @@ built for speed; the certification suite compares it with the model.
 """
 
 from rollcert.impl.chunked_text import ChunkedText
-from rollcert.impl.journal import FaultInjectingJournal, InMemoryJournal, InverseRecord, Journal
-from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
-from rollcert.model.errors import (
-    DivergenceError,
-    JournalError,
-    RecoveryError,
-    RollbackIntegrityError,
-    StaleBaseError,
-    UnreachableRollbackError,
-)
+from rollcert.impl.journal import FaultInjectingJournal
+from rollcert.impl.journal import InMemoryJournal
+from rollcert.impl.journal import InverseRecord
+from rollcert.impl.journal import Journal
+from rollcert.impl.journaled_buffer import Checkpoint
+from rollcert.impl.journaled_buffer import JournaledBuffer
+from rollcert.model.errors import DivergenceError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import RecoveryError
+from rollcert.model.errors import RollbackIntegrityError
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import UnreachableRollbackError
 
 __all__ = [
     "Checkpoint",

@@ -47,9 +47,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
-from rollcert.model.contract import ANCHOR_MODES, AnchorMode, Hunk, Region, check_diff
-from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
+from rollcert.impl.journaled_buffer import Checkpoint
+from rollcert.impl.journaled_buffer import JournaledBuffer
+from rollcert.model.contract import ANCHOR_MODES
+from rollcert.model.contract import AnchorMode
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.contract import check_diff
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import UnreachableRollbackError
 
 #: States kept in the revision map by default; diffs older than this are unprovable.
 DEFAULT_HISTORY_LIMIT = 10_000

@@ -79,14 +79,19 @@ import struct
 import time
 import zlib
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Literal
 
-from rollcert.impl.journal import BaseMeta, InverseRecord
+from rollcert.impl.journal import BaseMeta
+from rollcert.impl.journal import InverseRecord
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import Storage
-from rollcert.model.errors import JournalError, RecoveryError
-from rollcert.model.reference import POLICIES, Policy
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import RecoveryError
+from rollcert.model.reference import POLICIES
+from rollcert.model.reference import Policy
 
 MAGIC = b"RCJOURNL"
 FORMAT_VERSION = 3

@@ -11,7 +11,8 @@ from collections import deque
 from dataclasses import dataclass
 from itertools import accumulate
 from struct import pack
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
+from typing import Protocol
 
 from rollcert.model.errors import JournalError
 

@@ -31,9 +31,15 @@ import threading
 from dataclasses import dataclass
 
 from rollcert.impl.chunked_text import ChunkedText
-from rollcert.impl.journal import BaseMeta, InMemoryJournal, InverseRecord, Journal
-from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from rollcert.model.reference import POLICIES, Policy
+from rollcert.impl.journal import BaseMeta
+from rollcert.impl.journal import InMemoryJournal
+from rollcert.impl.journal import InverseRecord
+from rollcert.impl.journal import Journal
+from rollcert.model.errors import DivergenceError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.reference import POLICIES
+from rollcert.model.reference import Policy
 
 _buffer_ids = itertools.count(1)
 

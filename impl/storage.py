@@ -28,10 +28,12 @@ import errno
 import fcntl
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Protocol
 
-from rollcert.model.errors import JournalError, JournalInUseError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import JournalInUseError
 
 
 class Storage(Protocol):

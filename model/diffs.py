@@ -21,26 +21,24 @@ It is the oracle; the fast implementation is ``rollcert.impl.diffs``.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
-from rollcert.model.contract import (
-    AnchorMode,
-    Hunk,
-    Region,
-    check_diff,
-    check_integer,
-    check_splice_arguments,
-)
-from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
-from rollcert.model.operations import (
-    ApplyDiff,
-    DiffOperation,
-    Rollback,
-    RollbackDiff,
-    Splice,
-    TakeSnapshot,
-    ToolWrite,
-)
+from rollcert.model.contract import AnchorMode
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.contract import check_diff
+from rollcert.model.contract import check_integer
+from rollcert.model.contract import check_splice_arguments
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
 
 #: One byte of the model's buffer: (identity, byte value).
 Cell = tuple[int, int]

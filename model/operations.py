@@ -12,9 +12,13 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from rollcert.model.contract import ANCHOR_MODES, AnchorMode, Hunk, Region
+from rollcert.model.contract import ANCHOR_MODES
+from rollcert.model.contract import AnchorMode
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
 
 
 def _text(data: bytes) -> str:

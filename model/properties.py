@@ -20,39 +20,41 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic
+from typing import TypeVar
 
-from rollcert.model.diffs import (
-    Accepted,
-    DiffModelState,
-    DiffOutcome,
-    Rejected,
-    applied_base,
-    apply,
-    content_of,
-    effective_regions,
-    locate,
-)
-from rollcert.model.errors import DivergenceError, JournalError, StaleBaseError, UnreachableRollbackError
-from rollcert.model.operations import (
-    AdoptCurrent,
-    ApplyDiff,
-    Compact,
-    CorruptRecord,
-    CrashDuring,
-    DiffOperation,
-    Flush,
-    Operation,
-    OutOfLogWrite,
-    Restart,
-    Rollback,
-    RollbackDiff,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    ToolWrite,
-)
-from rollcert.model.reference import LOST_SERIAL, ModelState, Outcome
+from rollcert.model.diffs import Accepted
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.diffs import DiffOutcome
+from rollcert.model.diffs import Rejected
+from rollcert.model.diffs import applied_base
+from rollcert.model.diffs import apply
+from rollcert.model.diffs import content_of
+from rollcert.model.diffs import effective_regions
+from rollcert.model.diffs import locate
+from rollcert.model.errors import DivergenceError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import Compact
+from rollcert.model.operations import CorruptRecord
+from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import Flush
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Restart
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import ToolWrite
+from rollcert.model.reference import LOST_SERIAL
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Outcome
 
 StateT = TypeVar("StateT")
 OperationT = TypeVar("OperationT")

@@ -23,32 +23,30 @@ recover any of them (:func:`recovery_window`, R5's batched variant).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Literal
 
-from rollcert.model.contract import check_integer, check_splice_arguments
-from rollcert.model.errors import (
-    DivergenceError,
-    JournalError,
-    RecoveryError,
-    UnreachableRollbackError,
-)
-from rollcert.model.operations import (
-    AdoptCurrent,
-    ArmJournalFault,
-    Compact,
-    CorruptRecord,
-    CrashDuring,
-    Flush,
-    Operation,
-    OutOfLogWrite,
-    Restart,
-    Rollback,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-)
+from rollcert.model.contract import check_integer
+from rollcert.model.contract import check_splice_arguments
+from rollcert.model.errors import DivergenceError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import RecoveryError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Compact
+from rollcert.model.operations import CorruptRecord
+from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import Flush
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Restart
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
 
 Policy = Literal["reject", "evict_oldest"]
 POLICIES: tuple[Policy, ...] = ("reject", "evict_oldest")

@@ -32,7 +32,8 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 from rollcert.model.reference import splice_bytes
 
@@ -377,7 +378,9 @@ def check_contract(function: Callable[..., Any], budget_s: float = CONTRACT_BUDG
     confirmed over all paths; a counterexample is ``FOUND``; anything else
     (budget spent, paths left) is ``CHECKED (bounded)``.
     """
-    from crosshair.core_and_libs import AnalysisKind, analyze_function, run_checkables
+    from crosshair.core_and_libs import AnalysisKind
+    from crosshair.core_and_libs import analyze_function
+    from crosshair.core_and_libs import run_checkables
     from crosshair.options import AnalysisOptionSet
     from crosshair.statespace import MessageType
 
@@ -456,7 +459,8 @@ def impl_agrees_with_model(initial: bytes, o1: int, d1: int, s1: bytes, o2: int,
     post: __return__
     """
     from crosshair.core import deep_realize
-    from crosshair.tracers import NoTracing, is_tracing
+    from crosshair.tracers import NoTracing
+    from crosshair.tracers import is_tracing
 
     expected = model_splice_and_roll_back(initial, o1, d1, s1, o2, d2, s2)
     if not is_tracing():  # a plain call, outside CrossHair

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import z3
@@ -22,7 +23,8 @@ import z3
 from rollcert.model.contract import check_splice_arguments
 from rollcert.model.operations import Splice
 from rollcert.model.reference import splice_bytes
-from rollcert.proofs.encoding import SymbolicBuffer, evaluate_concretely
+from rollcert.proofs.encoding import SymbolicBuffer
+from rollcert.proofs.encoding import evaluate_concretely
 
 
 class ModelReader:

@@ -24,25 +24,21 @@ import z3
 
 from rollcert.model.operations import Splice
 from rollcert.proofs import decode
-from rollcert.proofs.encoding import (
-    IntTerm,
-    SymbolicBuffer,
-    SymbolicRecord,
-    buffers_differ,
-    declare_buffer,
-    inverse_of,
-    splice,
-    splice_is_valid,
-    undo,
-    undo_is_valid,
-    view,
-    well_formed,
-)
-from rollcert.proofs.induction import (
-    lifo_rollback_restores,
-    rollback_to_reaches_checkpoint,
-    vocabulary,
-)
+from rollcert.proofs.encoding import IntTerm
+from rollcert.proofs.encoding import SymbolicBuffer
+from rollcert.proofs.encoding import SymbolicRecord
+from rollcert.proofs.encoding import buffers_differ
+from rollcert.proofs.encoding import declare_buffer
+from rollcert.proofs.encoding import inverse_of
+from rollcert.proofs.encoding import splice
+from rollcert.proofs.encoding import splice_is_valid
+from rollcert.proofs.encoding import undo
+from rollcert.proofs.encoding import undo_is_valid
+from rollcert.proofs.encoding import view
+from rollcert.proofs.encoding import well_formed
+from rollcert.proofs.induction import lifo_rollback_restores
+from rollcert.proofs.induction import rollback_to_reaches_checkpoint
+from rollcert.proofs.induction import vocabulary
 
 Kind = Literal["theorem", "refutation"]
 

@@ -16,7 +16,8 @@ from typing import Any
 import z3
 
 from rollcert.proofs.obligations import REGISTRY
-from rollcert.proofs.runner import ObligationResult, check_all
+from rollcert.proofs.runner import ObligationResult
+from rollcert.proofs.runner import check_all
 
 SCHEMA = "rollcert-proofs/1"
 #: CrossHair statuses that count as meeting an obligation: the unplanted code is

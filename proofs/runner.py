@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import z3
 
-from rollcert.proofs.decode import Counterexample, ModelReader
-from rollcert.proofs.obligations import REGISTRY, Obligation, Query
+from rollcert.proofs.decode import Counterexample
+from rollcert.proofs.decode import ModelReader
+from rollcert.proofs.obligations import REGISTRY
+from rollcert.proofs.obligations import Obligation
+from rollcert.proofs.obligations import Query
 
 Verdict = Literal["PROVED", "REFUTED", "UNKNOWN", "FAILED"]
 

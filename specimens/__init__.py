@@ -14,10 +14,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
 
 #: What a specimen can be driven on, unless it says otherwise.

@@ -36,9 +36,13 @@ import hashlib
 import itertools
 from dataclasses import dataclass
 
-from rollcert.model.contract import check_integer, check_splice_arguments
-from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from rollcert.model.reference import POLICIES, Policy
+from rollcert.model.contract import check_integer
+from rollcert.model.contract import check_splice_arguments
+from rollcert.model.errors import DivergenceError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.reference import POLICIES
+from rollcert.model.reference import Policy
 
 _owner_ids = itertools.count(1)
 

@@ -15,7 +15,9 @@ from typing import Any
 
 from rollcert.specimens import SPECIMEN_CAPABILITIES
 from rollcert.specimens._base import NaiveJournaledBuffer
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
 
 #: What the R7 specimens and the control can be driven on: the usual, and threads.

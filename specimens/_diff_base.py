@@ -13,7 +13,8 @@ from typing import Any
 
 from rollcert.specimens import register
 from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES, specimen_adapter
+from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
+from rollcert.stateful_tests.adapters.bundled_diffs import specimen_adapter
 
 #: Why a wrong accept (an S1 bug: a stale diff applied) is caught by the S2 and S3 machines too.
 WRONG_ACCEPT_ALSO_CAUGHT_BY = {

@@ -6,7 +6,8 @@ import contextlib
 
 from rollcert.model.errors import JournalError
 from rollcert.specimens import register
-from rollcert.specimens._base import InverseRecord, NaiveJournaledBuffer
+from rollcert.specimens._base import InverseRecord
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 
 @register(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rollcert.specimens import register
-from rollcert.specimens._base import InverseRecord, NaiveJournaledBuffer
+from rollcert.specimens._base import InverseRecord
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 
 @register("evict_newest", breaks={"R6"})

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from rollcert.model.errors import DivergenceError
 from rollcert.specimens import register
-from rollcert.specimens._base import InverseRecord, NaiveJournaledBuffer
+from rollcert.specimens._base import InverseRecord
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 #: Bytes hashed on each side of an edit. The seed uses 16; the width does not
 #: change the bug, only how long the repeated text must be before it shows.

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
+from rollcert.impl.diffs import AuthoredDiff
+from rollcert.impl.diffs import DiffableBuffer
+from rollcert.impl.diffs import Placed
 from rollcert.model.contract import Region
-from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY, register_diff
+from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY
+from rollcert.specimens._diff_base import register_diff
 
 
 def _nearest(live: bytes, text: bytes, origin: int) -> int | None:

@@ -9,12 +9,15 @@ starts blaming the wrong property, fails.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from rollcert.model.properties import PROPERTIES
-from rollcert.specimens import Specimen, load_all
-from rollcert.stateful_tests.certify import CertificateData, certify
+from rollcert.specimens import Specimen
+from rollcert.specimens import load_all
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import certify
 
 
 @dataclass

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rollcert.model.errors import UnreachableRollbackError
 from rollcert.specimens import register
-from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES, LockedNaiveBuffer, concurrent_adapter
+from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES
+from rollcert.specimens._concurrent import LockedNaiveBuffer
+from rollcert.specimens._concurrent import concurrent_adapter
 
 
 @register("lock_per_rollback_step", breaks={"R7"}, capabilities=CONCURRENT_CAPABILITIES, adapter=concurrent_adapter)

@@ -14,9 +14,14 @@ import argparse
 import json
 from pathlib import Path
 
-from rollcert.stateful_tests.adapter import Target, TargetError
-from rollcert.stateful_tests.cli import add_run_options, check_writable, write_output
-from rollcert.stateful_tests.plugins import Command, register_command, register_scheme
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import TargetError
+from rollcert.stateful_tests.cli import add_run_options
+from rollcert.stateful_tests.cli import check_writable
+from rollcert.stateful_tests.cli import write_output
+from rollcert.stateful_tests.plugins import Command
+from rollcert.stateful_tests.plugins import register_command
+from rollcert.stateful_tests.plugins import register_scheme
 
 
 def specimen_target(name: str) -> Target:
@@ -36,7 +41,9 @@ def _configure_specimens(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_specimens(args: argparse.Namespace) -> int:
-    from rollcert.specimens.kill_matrix import kill_matrix, render_kill_matrix, render_kill_matrix_markdown
+    from rollcert.specimens.kill_matrix import kill_matrix
+    from rollcert.specimens.kill_matrix import render_kill_matrix
+    from rollcert.specimens.kill_matrix import render_kill_matrix_markdown
 
     check_writable(args.json, args.markdown)
     matrix = kill_matrix(profile=args.profile, seed=args.seed)
@@ -65,7 +72,9 @@ def _configure_properties(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_properties(args: argparse.Namespace) -> int:
-    from rollcert.specimens.property_table import property_table, render_markdown, render_text
+    from rollcert.specimens.property_table import property_table
+    from rollcert.specimens.property_table import render_markdown
+    from rollcert.specimens.property_table import render_text
 
     rows = property_table()
     print(render_markdown(rows) if args.markdown else render_text(rows))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from rollcert.impl.diffs import AuthoredDiff, DiffableBuffer, Placed
-from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY, register_diff
+from rollcert.impl.diffs import AuthoredDiff
+from rollcert.impl.diffs import DiffableBuffer
+from rollcert.impl.diffs import Placed
+from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY
+from rollcert.specimens._diff_base import register_diff
 
 
 @register_diff("positional_on_advanced_base", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rollcert.impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer, DiffSnapshot
+from rollcert.impl.diffs import AppliedDiff
+from rollcert.impl.diffs import AuthoredDiff
+from rollcert.impl.diffs import DiffableBuffer
+from rollcert.impl.diffs import DiffSnapshot
 from rollcert.impl.journaled_buffer import Checkpoint
 from rollcert.specimens._diff_base import register_diff
 from rollcert.stateful_tests.adapter import Capability

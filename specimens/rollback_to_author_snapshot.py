@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rollcert.impl.diffs import AppliedDiff, AuthoredDiff, DiffableBuffer
+from rollcert.impl.diffs import AppliedDiff
+from rollcert.impl.diffs import AuthoredDiff
+from rollcert.impl.diffs import DiffableBuffer
 from rollcert.specimens._diff_base import register_diff
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from rollcert.model.errors import UnreachableRollbackError
 from rollcert.specimens import register
-from rollcert.specimens._base import CheckpointToken, NaiveJournaledBuffer
+from rollcert.specimens._base import CheckpointToken
+from rollcert.specimens._base import NaiveJournaledBuffer
 
 
 @dataclass(frozen=True)

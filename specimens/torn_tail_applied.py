@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from rollcert.impl.file_journal import SPLICE, SPLICE_FIELDS, JournalReader, Recovered
+from rollcert.impl.file_journal import SPLICE
+from rollcert.impl.file_journal import SPLICE_FIELDS
+from rollcert.impl.file_journal import JournalReader
+from rollcert.impl.file_journal import Recovered
 from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES, durable_specimen
+from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES
+from rollcert.stateful_tests.adapters.durable import durable_specimen
 
 
 @register("torn_tail_applied", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

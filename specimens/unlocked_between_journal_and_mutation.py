@@ -6,7 +6,9 @@ import hashlib
 
 from rollcert.specimens import register
 from rollcert.specimens._base import InverseRecord
-from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES, LockedNaiveBuffer, concurrent_adapter
+from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES
+from rollcert.specimens._concurrent import LockedNaiveBuffer
+from rollcert.specimens._concurrent import concurrent_adapter
 
 
 @register(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rollcert.specimens import register
-from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES, MeasuredNaiveBuffer, concurrent_adapter
+from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES
+from rollcert.specimens._concurrent import MeasuredNaiveBuffer
+from rollcert.specimens._concurrent import concurrent_adapter
 
 
 @register("unlocked_buffer", breaks={"R7"}, capabilities=CONCURRENT_CAPABILITIES, adapter=concurrent_adapter)

@@ -17,12 +17,19 @@ violation, a dead subprocess, a missing method) and the certificate says
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from enum import StrEnum
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any
+from typing import ClassVar
+from typing import Protocol
+from typing import runtime_checkable
 
-from rollcert.model.reference import DurabilityMode, Policy
+from rollcert.model.reference import DurabilityMode
+from rollcert.model.reference import Policy
 
 
 class Capability(StrEnum):

@@ -20,9 +20,13 @@ from xml.etree import ElementTree
 from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests import SUITE_VERSION
-from rollcert.stateful_tests.certify import CertificateData, Counterexample, PropertyResult
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import Counterexample
+from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.families import family_named
-from rollcert.stateful_tests.family import Observed, StepRecord, first_difference
+from rollcert.stateful_tests.family import Observed
+from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.traces import trace_json
 
 SCHEMA = "rollcert-certificate/2"

@@ -11,22 +11,31 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import FlakyFailure, HypothesisException
-from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
+from hypothesis.errors import FlakyFailure
+from hypothesis.errors import HypothesisException
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import get_state_machine_test
 
-from rollcert.model.properties import ALL_PROPERTY_IDS, PROPERTIES
-from rollcert.stateful_tests.adapter import HarnessError, Target
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
-from rollcert.stateful_tests.profiles import PROFILES, Profile
+from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.stateful_tests.profiles import Profile
 from rollcert.stateful_tests.shrink import minimise
-from rollcert.stateful_tests.verdicts import VERDICTS, CertificateData, Counterexample, PropertyResult
+from rollcert.stateful_tests.verdicts import VERDICTS
+from rollcert.stateful_tests.verdicts import CertificateData
+from rollcert.stateful_tests.verdicts import Counterexample
+from rollcert.stateful_tests.verdicts import PropertyResult
 
 #: The records live in verdicts.py; they are named here too, where most callers look.
 __all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "certify", "certify_property", "run_to_verdict"]

@@ -34,7 +34,9 @@ from typing import Any
 
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.stateful_tests.adapter import UsageError
-from rollcert.stateful_tests.plugins import COMMANDS, Command, load_plugins
+from rollcert.stateful_tests.plugins import COMMANDS
+from rollcert.stateful_tests.plugins import Command
+from rollcert.stateful_tests.plugins import load_plugins
 from rollcert.stateful_tests.profiles import PROFILES
 
 USAGE_ERROR = 3
@@ -148,7 +150,10 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
 
 
 def _certify(args: argparse.Namespace) -> int:
-    from rollcert.stateful_tests.certificate import render_junit, render_markdown, render_text, to_json
+    from rollcert.stateful_tests.certificate import render_junit
+    from rollcert.stateful_tests.certificate import render_markdown
+    from rollcert.stateful_tests.certificate import render_text
+    from rollcert.stateful_tests.certificate import to_json
     from rollcert.stateful_tests.certify import certify
 
     only = _only(args.only)
@@ -164,7 +169,8 @@ def _certify(args: argparse.Namespace) -> int:
     write_output(args.markdown, render_markdown(certificate))
     write_output(args.junit, render_junit(certificate))
     if args.html is not None:
-        from rollcert.stateful_tests.html_certificate import from_certificate_data, render_html
+        from rollcert.stateful_tests.html_certificate import from_certificate_data
+        from rollcert.stateful_tests.html_certificate import render_html
 
         write_output(args.html, render_html(from_certificate_data(certificate)))
     return certificate.exit_status
@@ -183,7 +189,8 @@ def _replay(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.adapter import HarnessError
     from rollcert.stateful_tests.certificate import format_steps
     from rollcert.stateful_tests.family import NotGenerable
-    from rollcert.stateful_tests.judge import Violation, replay
+    from rollcert.stateful_tests.judge import Violation
+    from rollcert.stateful_tests.judge import replay
     from rollcert.stateful_tests.traces import parse_trace
 
     if args.trace is not None:
@@ -280,7 +287,9 @@ def _configure_prove(parser: argparse.ArgumentParser) -> None:
 
 
 def _prove(args: argparse.Namespace) -> int:
-    from rollcert.proofs.report import list_obligations, obligation_names, prove
+    from rollcert.proofs.report import list_obligations
+    from rollcert.proofs.report import obligation_names
+    from rollcert.proofs.report import prove
 
     unknown = [name for name in args.only or [] if name not in obligation_names()]
     if unknown:

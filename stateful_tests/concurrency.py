@@ -37,8 +37,11 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from types import FrameType
 from typing import Any
 
@@ -48,28 +51,36 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from rollcert.model.errors import ERROR_KINDS
-from rollcert.model.operations import Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from rollcert.model.properties import R7, ConcurrentCall
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.properties import R7
+from rollcert.model.properties import ConcurrentCall
 from rollcert.model.reference import Outcome
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
-from rollcert.stateful_tests.linearizability import (
-    DEFAULT_BUDGET,
-    Action,
-    Call,
-    Checkpoint,
-    CheckResult,
-    History,
-    Observe,
-    PlacedCall,
-    RollbackCall,
-    RollbackToLabel,
-    SpliceCall,
-    check,
-    overlapping,
-    replay_order,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.linearizability import DEFAULT_BUDGET
+from rollcert.stateful_tests.linearizability import Action
+from rollcert.stateful_tests.linearizability import Call
+from rollcert.stateful_tests.linearizability import Checkpoint
+from rollcert.stateful_tests.linearizability import CheckResult
+from rollcert.stateful_tests.linearizability import History
+from rollcert.stateful_tests.linearizability import Observe
+from rollcert.stateful_tests.linearizability import PlacedCall
+from rollcert.stateful_tests.linearizability import RollbackCall
+from rollcert.stateful_tests.linearizability import RollbackToLabel
+from rollcert.stateful_tests.linearizability import SpliceCall
+from rollcert.stateful_tests.linearizability import check
+from rollcert.stateful_tests.linearizability import overlapping
+from rollcert.stateful_tests.linearizability import replay_order
 from rollcert.stateful_tests.profiles import Profile
-from rollcert.stateful_tests.verdicts import Counterexample, PropertyResult
+from rollcert.stateful_tests.verdicts import Counterexample
+from rollcert.stateful_tests.verdicts import PropertyResult
 
 #: Runs of each program, per profile: one program has many interleavings.
 RUNS_PER_PROGRAM: dict[str, int] = {"quick": 8, "ci": 16, "thorough": 32}
@@ -654,7 +665,8 @@ def _counterexample(target: Target, failure: NotLinearizable, text: str) -> Coun
     """The longest sequential order's model operations as judged steps (all as the
     model says), the timeline in the explanation. ``None`` if that order holds no
     operation of the model (only observations): the reason still has the text."""
-    from rollcert.stateful_tests.family import Observed, StepRecord
+    from rollcert.stateful_tests.family import Observed
+    from rollcert.stateful_tests.family import StepRecord
 
     steps: list[StepRecord] = []
     for placed in replay_order(failure.history, failure.result.order):

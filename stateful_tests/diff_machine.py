@@ -25,45 +25,52 @@ certificates are the generic harness's (:mod:`rollcert.stateful_tests.family`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
+from typing import Any
+from typing import ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from rollcert.model.contract import Hunk, Region
-from rollcert.model.diffs import (
-    DiffModelState,
-    DiffOutcome,
-    diff_step,
-    initial_diff_state,
-    locate,
-    reject_apply,
-)
-from rollcert.model.errors import StaleBaseError, error_kind
-from rollcert.model.operations import (
-    ApplyDiff,
-    DiffOperation,
-    Rollback,
-    RollbackDiff,
-    Splice,
-    TakeSnapshot,
-    ToolWrite,
-)
-from rollcert.stateful_tests import shrink, strategies
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, KnownFinding, Target
-from rollcert.stateful_tests.family import (
-    Candidates,
-    LiveSession,
-    NotGenerable,
-    Prediction,
-    PropertyFamily,
-    Reading,
-    StepRecord,
-    Tracker,
-    explain,
-)
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.diffs import DiffOutcome
+from rollcert.model.diffs import diff_step
+from rollcert.model.diffs import initial_diff_state
+from rollcert.model.diffs import locate
+from rollcert.model.diffs import reject_apply
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import error_kind
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
+from rollcert.stateful_tests import shrink
+from rollcert.stateful_tests import strategies
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import KnownFinding
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.family import Candidates
+from rollcert.stateful_tests.family import LiveSession
+from rollcert.stateful_tests.family import NotGenerable
+from rollcert.stateful_tests.family import Prediction
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import Reading
+from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import Tracker
+from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.harness import FamilyMachine
 
 #: The rules of each diff property's machine.

@@ -42,31 +42,36 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rollcert.model.operations import (
-    AdoptCurrent,
-    ArmJournalFault,
-    Operation,
-    OutOfLogWrite,
-    Rollback,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-    operation_to_json,
-)
-from rollcert.model.reference import POLICIES, ModelState, Outcome
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
-from rollcert.stateful_tests.judge import Session, Violation, replay
-from rollcert.stateful_tests.machines import (
-    REQUIRED_CAPABILITIES,
-    ROLLBACK,
-    RULE_CAPABILITY,
-    RULES_BY_PROPERTY,
-)
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.operations import operation_to_json
+from rollcert.model.reference import POLICIES
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Outcome
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.judge import Session
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES
+from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.stateful_tests.machines import RULE_CAPABILITY
+from rollcert.stateful_tests.machines import RULES_BY_PROPERTY
 
 Verdict = Literal["passed", "violated", "unknown", "error"]
 

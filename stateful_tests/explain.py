@@ -21,28 +21,38 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollcert.model.diffs import (
-    Accepted,
-    DiffModelState,
-    Rejected,
-    apply,
-    author,
-    diff_step,
-    initial_diff_state,
-    reject_apply,
-)
-from rollcert.model.operations import Operation, OutOfLogWrite, Rollback, RollbackTo, Splice
+from rollcert.model.diffs import Accepted
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.diffs import Rejected
+from rollcert.model.diffs import apply
+from rollcert.model.diffs import author
+from rollcert.model.diffs import diff_step
+from rollcert.model.diffs import initial_diff_state
+from rollcert.model.diffs import reject_apply
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import Splice
 from rollcert.model.properties import PROPERTIES
-from rollcert.model.reference import ModelState, initial_state, step
-from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
-from rollcert.stateful_tests.certify import CertificateData, Counterexample, certify
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import Counterexample
+from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.diff_machine import DIFFS
-from rollcert.stateful_tests.family import StepRecord, first_difference
+from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.judge import Violation
 
 #: Kinds of marked span. In text: deleted/undone ``[-…-]``, inserted/restored

@@ -22,14 +22,25 @@ found it.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import ClassVar
+from typing import Generic
+from typing import Protocol
+from typing import TypeVar
 
-from rollcert.model.properties import PROPERTIES, Property
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from rollcert.model.properties import PROPERTIES
+from rollcert.model.properties import Property
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
 
 if TYPE_CHECKING:  # typing only: the harness module imports this one
     from hypothesis.stateful import RuleBasedStateMachine

@@ -40,7 +40,10 @@ from typing import Any
 from rollcert.model.contract import check_splice_arguments
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.reference import splice_bytes
-from rollcert.stateful_tests.adapter import KnownFinding, Target, TargetError, UsageError
+from rollcert.stateful_tests.adapter import KnownFinding
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import TargetError
+from rollcert.stateful_tests.adapter import UsageError
 
 #: Where the findings files of the registered ``-focused`` targets live (a source checkout).
 FINDINGS_DIR = Path(__file__).resolve().parent.parent / "docs" / "certifications" / "findings"

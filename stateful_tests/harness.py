@@ -11,13 +11,16 @@ that a run that never reached them reports ``unknown`` instead of ``passed``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 from hypothesis import note
 from hypothesis.stateful import RuleBasedStateMachine
 
-from rollcert.stateful_tests.adapter import BufferConfig, Target
-from rollcert.stateful_tests.family import PropertyFamily, Tracker
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Session
 
 

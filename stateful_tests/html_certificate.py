@@ -26,18 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from rollcert.stateful_tests import SUITE_VERSION
-from rollcert.stateful_tests.certify import CertificateData, PropertyResult
-from rollcert.stateful_tests.explain import (
-    DrawnStep,
-    ExplainError,
-    Span,
-    Walkthrough,
-    certificate_target,
-    counterexample_from_json,
-    property_title,
-    read_certificate,
-    walkthrough,
-)
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import PropertyResult
+from rollcert.stateful_tests.explain import DrawnStep
+from rollcert.stateful_tests.explain import ExplainError
+from rollcert.stateful_tests.explain import Span
+from rollcert.stateful_tests.explain import Walkthrough
+from rollcert.stateful_tests.explain import certificate_target
+from rollcert.stateful_tests.explain import counterexample_from_json
+from rollcert.stateful_tests.explain import property_title
+from rollcert.stateful_tests.explain import read_certificate
+from rollcert.stateful_tests.explain import walkthrough
 
 
 @dataclass(frozen=True)

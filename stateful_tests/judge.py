@@ -22,23 +22,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Generic
+from typing import Any
+from typing import Generic
 
 from rollcert.model.errors import error_kind
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, SystemUnderTest, Target
-from rollcert.stateful_tests.family import (
-    NotGenerable,
-    Observed,
-    OperationT,
-    OutcomeT,
-    Prediction,
-    PropertyFamily,
-    Reading,
-    StateT,
-    StepRecord,
-    explain,
-    first_difference,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.family import NotGenerable
+from rollcert.stateful_tests.family import Observed
+from rollcert.stateful_tests.family import OperationT
+from rollcert.stateful_tests.family import OutcomeT
+from rollcert.stateful_tests.family import Prediction
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import Reading
+from rollcert.stateful_tests.family import StateT
+from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import explain
+from rollcert.stateful_tests.family import first_difference
 
 #: The step records and their explanation are defined with the family interface;
 #: they are named here too because every consumer of a judged step starts here.

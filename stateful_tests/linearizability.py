@@ -35,9 +35,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rollcert.model.errors import ERROR_KINDS
-from rollcert.model.operations import Rollback, RollbackTo, Splice, TakeCheckpoint
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.properties import OBSERVATIONS
-from rollcert.model.reference import ModelState, Outcome, initial_state, step
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Outcome
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
 
 #: The default node budget: placements tried before the search gives up (``unknown``).
 DEFAULT_BUDGET = 200_000

@@ -16,53 +16,56 @@ situations of :mod:`rollcert.model.properties` the run reached.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 from hypothesis import assume
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
 from rollcert.model.errors import error_kind
-from rollcert.model.operations import (
-    DAMAGES,
-    AdoptCurrent,
-    ArmJournalFault,
-    Compact,
-    CorruptRecord,
-    CrashDuring,
-    Flush,
-    Interruptible,
-    Operation,
-    OutOfLogWrite,
-    Restart,
-    Rollback,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-)
-from rollcert.model.reference import (
-    DURABILITY_MODES,
-    LOST_SERIAL,
-    ModelState,
-    Outcome,
-    initial_state,
-    splice_bytes,
-    step,
-)
-from rollcert.stateful_tests import shrink, strategies
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
-from rollcert.stateful_tests.family import (
-    Candidates,
-    LiveSession,
-    NotGenerable,
-    Prediction,
-    PropertyFamily,
-    Reading,
-    Tracker,
-)
+from rollcert.model.operations import DAMAGES
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Compact
+from rollcert.model.operations import CorruptRecord
+from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import Flush
+from rollcert.model.operations import Interruptible
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Restart
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.reference import DURABILITY_MODES
+from rollcert.model.reference import LOST_SERIAL
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Outcome
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import splice_bytes
+from rollcert.model.reference import step
+from rollcert.stateful_tests import shrink
+from rollcert.stateful_tests import strategies
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.family import Candidates
+from rollcert.stateful_tests.family import LiveSession
+from rollcert.stateful_tests.family import NotGenerable
+from rollcert.stateful_tests.family import Prediction
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import Reading
+from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.harness import FamilyMachine
 
 #: The note of a reading that a batched crash went back before the crash point.

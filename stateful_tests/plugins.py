@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 
-from rollcert.stateful_tests.adapter import Target, UsageError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UsageError
 
 ENTRY_POINT_GROUP = "rollcert.plugins"
 

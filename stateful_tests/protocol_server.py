@@ -20,27 +20,30 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from itertools import count
 from typing import IO
 
-from rollcert.impl import Checkpoint, FaultInjectingJournal, InMemoryJournal, JournaledBuffer
+from rollcert.impl import Checkpoint
+from rollcert.impl import FaultInjectingJournal
+from rollcert.impl import InMemoryJournal
+from rollcert.impl import JournaledBuffer
 from rollcert.model.contract import check_splice_arguments
-from rollcert.model.errors import UnreachableRollbackError, error_kind
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.errors import error_kind
 from rollcert.model.reference import POLICIES
 from rollcert.stateful_tests import SUITE_VERSION
-from rollcert.stateful_tests.protocol import (
-    PROTOCOL_ERROR_KIND,
-    PROTOCOL_VERSION,
-    WIRE_CAPABILITIES,
-    Hello,
-    ProtocolError,
-    Request,
-    decode_line,
-    decode_request,
-    error_line,
-    success_line,
-)
+from rollcert.stateful_tests.protocol import PROTOCOL_ERROR_KIND
+from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
+from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
+from rollcert.stateful_tests.protocol import Hello
+from rollcert.stateful_tests.protocol import ProtocolError
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol import decode_line
+from rollcert.stateful_tests.protocol import decode_request
+from rollcert.stateful_tests.protocol import error_line
+from rollcert.stateful_tests.protocol import success_line
 
 
 @dataclass

@@ -17,13 +17,18 @@ that reaches its shortest counterexamples soonest
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
-from rollcert.stateful_tests.family import Candidates, PropertyFamily
-from rollcert.stateful_tests.judge import Violation, replay
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.family import Candidates
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
 
 Family = PropertyFamily[Any, Any, Any]
 

@@ -19,30 +19,33 @@ cover is skipped and named, as the machines skip it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from rollcert.model.contract import Hunk
-from rollcert.model.operations import (
-    AdoptCurrent,
-    ApplyDiff,
-    ArmJournalFault,
-    DiffOperation,
-    Operation,
-    OutOfLogWrite,
-    Restart,
-    Rollback,
-    RollbackDiff,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-    TakeSnapshot,
-    ToolWrite,
-)
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError, Target
-from rollcert.stateful_tests.judge import Session, Violation
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Restart
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.judge import Session
+from rollcert.stateful_tests.judge import Violation
 
 #: Exit statuses, as the README's table (and ``certify``'s) says.
 EXIT_OK, EXIT_VIOLATED, EXIT_ERROR = 0, 1, 2

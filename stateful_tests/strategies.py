@@ -30,11 +30,14 @@ values and the same choice sequences on 14,400 seeded draws).
 
 from __future__ import annotations
 
-from functools import cache, partial
+from functools import cache
+from functools import partial
 
 from hypothesis import strategies as st
 
-from rollcert.model.reference import POLICIES, ModelState, Policy
+from rollcert.model.reference import POLICIES
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Policy
 
 #: Two letters make repeats likely; a third keeps some edits distinguishable.
 ALPHABET = b"ab"

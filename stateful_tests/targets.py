@@ -18,8 +18,10 @@ import os
 import shlex
 import sys
 
-from rollcert.stateful_tests.adapter import Target, TargetError
-from rollcert.stateful_tests.plugins import SCHEMES, load_plugins
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import TargetError
+from rollcert.stateful_tests.plugins import SCHEMES
+from rollcert.stateful_tests.plugins import load_plugins
 
 
 def resolve_target(text: str) -> Target:
@@ -89,7 +91,8 @@ def _import_from_here(module_name: str) -> object:
 
 def _subprocess_target(command: str) -> Target:
     """The Target served by ``command``, split as a POSIX shell would split it."""
-    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted, subprocess_target
+    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted
+    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 
     try:
         argv = shlex.split(command)

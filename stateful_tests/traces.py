@@ -16,10 +16,13 @@ import binascii
 import json
 from typing import Any
 
-from rollcert.model.operations import operation_from_json, operation_to_json
-from rollcert.model.reference import DURABILITY_MODES, POLICIES
+from rollcert.model.operations import operation_from_json
+from rollcert.model.operations import operation_to_json
+from rollcert.model.reference import DURABILITY_MODES
+from rollcert.model.reference import POLICIES
 from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.families import FAMILIES, family_named
+from rollcert.stateful_tests.families import FAMILIES
+from rollcert.stateful_tests.families import family_named
 from rollcert.stateful_tests.family import PropertyFamily
 
 TRACE_SCHEMA = "rollcert-trace/2"

@@ -13,10 +13,12 @@ needs; ``error`` — the adapter, the SUT's process or the harness broke.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from rollcert.stateful_tests.adapter import BufferConfig, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import StepRecord
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")

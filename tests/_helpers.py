@@ -20,7 +20,8 @@ from typing import Any
 
 from rollcert.model import operations as ops
 from rollcert.model.reference import ModelState
-from rollcert.stateful_tests.certify import CertificateData, certify
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.targets import resolve_target
 
 #: (bytes, depth, revision)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings
 
 _common = dict(deadline=None, derandomize=True, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("default", max_examples=60, **_common)  # type: ignore[arg-type]

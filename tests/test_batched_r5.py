@@ -10,29 +10,36 @@ import json
 import pytest
 
 from rollcert.model.errors import UnreachableRollbackError
-from rollcert.model.operations import (
-    ArmJournalFault,
-    Compact,
-    CrashDuring,
-    Flush,
-    Operation,
-    Restart,
-    Rollback,
-    RollbackTo,
-    Splice,
-    TakeCheckpoint,
-    operation_from_json,
-    operation_to_json,
-)
-from rollcert.model.reference import LOST_SERIAL, ModelState, Outcome, initial_state, recovery_window, step
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Compact
+from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import Flush
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Restart
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.operations import operation_from_json
+from rollcert.model.operations import operation_to_json
+from rollcert.model.reference import LOST_SERIAL
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Outcome
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import recovery_window
+from rollcert.model.reference import step
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.adapters.durable import DURABLE_TARGET
-from rollcert.stateful_tests.certificate import format_counterexample, to_json
+from rollcert.stateful_tests.certificate import format_counterexample
+from rollcert.stateful_tests.certificate import to_json
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.judge import Violation, replay
-from rollcert.stateful_tests.machines import BEFORE_THE_CRASH_POINT, ROLLBACK
-from rollcert.stateful_tests.traces import parse_trace, trace_json
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.machines import BEFORE_THE_CRASH_POINT
+from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.stateful_tests.traces import parse_trace
+from rollcert.stateful_tests.traces import trace_json
 
 Seen = tuple[bytes, int, int]
 
@@ -184,7 +191,9 @@ def test_serials_of_a_lost_state_are_never_handed_out_again_in_either_mode() -> 
     """On the journal itself, across crashes that lose what was not synced and
     reopenings in either mode: no serial handed out before a crash comes back
     (each reopening's floor survives the crashes after it)."""
-    from rollcert.impl.file_journal import Durability, FileJournal, open_durable_buffer
+    from rollcert.impl.file_journal import Durability
+    from rollcert.impl.file_journal import FileJournal
+    from rollcert.impl.file_journal import open_durable_buffer
     from rollcert.impl.storage import SimulatedDisk
 
     disk = SimulatedDisk()

@@ -13,7 +13,8 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from benchmarks import run as bench  # noqa: E402
-from benchmarks.baselines import SeedLikeBuffer, SQLiteEditStore  # noqa: E402
+from benchmarks.baselines import SeedLikeBuffer  # noqa: E402
+from benchmarks.baselines import SQLiteEditStore  # noqa: E402
 
 TINY = replace(
     bench.QUICK,

@@ -13,15 +13,15 @@ import pytest
 
 from rollcert.model.errors import JournalError
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import (
-    BufferConfig,
-    Capability,
-    HarnessError,
-    Target,
-    UnsupportedOperations,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UnsupportedOperations
 from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
-from rollcert.stateful_tests.certificate import render_junit, render_markdown, to_json
+from rollcert.stateful_tests.certificate import render_junit
+from rollcert.stateful_tests.certificate import render_markdown
+from rollcert.stateful_tests.certificate import to_json
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.cli import main
 from rollcert.stateful_tests.traces import parse_trace

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 from rollcert.impl import ChunkedText
 from rollcert.impl import journal as journal_module
-from rollcert.impl.journal import BaseMeta, InMemoryJournal, InverseRecord
+from rollcert.impl.journal import BaseMeta
+from rollcert.impl.journal import InMemoryJournal
+from rollcert.impl.journal import InverseRecord
 
 # (kind, position, length, insert): position and length are scaled to the current
 # buffer. "hinted" reads the removed bytes first and then writes the same offset,

@@ -10,24 +10,27 @@ from __future__ import annotations
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 
-from rollcert.model.operations import Rollback, Splice
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
 from rollcert.specimens import load_all
 from rollcert.specimens.locked_naive_control import TARGET as LOCKED_NAIVE
 from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.concurrency import (
-    Program,
-    certify_linearizability,
-    minimise,
-    programs,
-    run_many,
-    run_program,
-    shrink_candidates,
-    timeline,
-)
-from rollcert.stateful_tests.linearizability import Observe, RollbackCall, SpliceCall, check
+from rollcert.stateful_tests.concurrency import Program
+from rollcert.stateful_tests.concurrency import certify_linearizability
+from rollcert.stateful_tests.concurrency import minimise
+from rollcert.stateful_tests.concurrency import programs
+from rollcert.stateful_tests.concurrency import run_many
+from rollcert.stateful_tests.concurrency import run_program
+from rollcert.stateful_tests.concurrency import shrink_candidates
+from rollcert.stateful_tests.concurrency import timeline
+from rollcert.stateful_tests.linearizability import Observe
+from rollcert.stateful_tests.linearizability import RollbackCall
+from rollcert.stateful_tests.linearizability import SpliceCall
+from rollcert.stateful_tests.linearizability import check
 from rollcert.stateful_tests.profiles import PROFILES
 
 #: The issue's example: b"abc" -> b"abc12" -> b"abc123456"; one thread rolls back

@@ -17,13 +17,27 @@ import random
 from collections import Counter
 
 import pytest
-from _helpers import Seen, model_seen, perform, seen
+from _helpers import Seen
+from _helpers import model_seen
+from _helpers import perform
+from _helpers import seen
 
-from rollcert.impl.file_journal import DEFAULT_NAME, FRAME, SERIAL_FLOOR, frame_spans, open_durable_buffer
+from rollcert.impl.file_journal import DEFAULT_NAME
+from rollcert.impl.file_journal import FRAME
+from rollcert.impl.file_journal import SERIAL_FLOOR
+from rollcert.impl.file_journal import frame_spans
+from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.journaled_buffer import Checkpoint
-from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
-from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from rollcert.model.reference import initial_state, step
+from rollcert.impl.storage import SimulatedCrash
+from rollcert.impl.storage import SimulatedDisk
+from rollcert.model.operations import Compact
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
 
 TRACES = 60
 OPERATIONS_PER_TRACE = 8
@@ -166,9 +180,11 @@ def test_every_record_of_every_trace_out_of_place_is_refused() -> None:
     RecoveryError naming a byte offset — except a drop of the final record,
     which is what a crash before its write leaves, and must recover the state
     before it (a state of the history)."""
-    from rollcert.impl.file_journal import JournalReader, frame_spans
+    from rollcert.impl.file_journal import JournalReader
+    from rollcert.impl.file_journal import frame_spans
     from rollcert.model.errors import RecoveryError
-    from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
+    from rollcert.stateful_tests.adapters.durable import foreign_journal
+    from rollcert.stateful_tests.adapters.durable import record_level_corruption
 
     rng = random.Random(20261130)
     traces = sorted({random_trace(rng) for _ in range(TRACES * 2)}, key=repr)[:TRACES]

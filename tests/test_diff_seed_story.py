@@ -17,10 +17,15 @@ import pytest
 
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.diffs import DiffableBuffer
-from rollcert.model.contract import Hunk, Region
-from rollcert.model.diffs import diff_step, initial_diff_state
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.diffs import diff_step
+from rollcert.model.diffs import initial_diff_state
 from rollcert.model.errors import StaleBaseError
-from rollcert.model.operations import ApplyDiff, Splice, TakeSnapshot, ToolWrite
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
 from rollcert.specimens.write_set_only import WriteSetOnlyBuffer
 
 LINES = 1000

@@ -7,19 +7,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rollcert.impl import JournaledBuffer
-from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, map_gap, map_intervals
-from rollcert.model.contract import Hunk, Region
-from rollcert.model.diffs import DiffModelState, diff_step, initial_diff_state
-from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
-from rollcert.model.operations import (
-    ApplyDiff,
-    DiffOperation,
-    Rollback,
-    RollbackDiff,
-    Splice,
-    TakeSnapshot,
-    ToolWrite,
-)
+from rollcert.impl.diffs import AppliedDiff
+from rollcert.impl.diffs import DiffableBuffer
+from rollcert.impl.diffs import map_gap
+from rollcert.impl.diffs import map_intervals
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.diffs import diff_step
+from rollcert.model.diffs import initial_diff_state
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
 from rollcert.stateful_tests import strategies
 
 

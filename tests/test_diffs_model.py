@@ -6,29 +6,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rollcert.model.contract import Hunk, Region
-from rollcert.model.diffs import (
-    Accepted,
-    Diff,
-    DiffModelState,
-    DiffOutcome,
-    Rejected,
-    apply,
-    content_of,
-    diff_step,
-    initial_diff_state,
-)
-from rollcert.model.errors import StaleBaseError, UnreachableRollbackError
-from rollcert.model.operations import (
-    ApplyDiff,
-    Rollback,
-    RollbackDiff,
-    Splice,
-    TakeSnapshot,
-    ToolWrite,
-    operation_from_json,
-    operation_to_json,
-)
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.diffs import Accepted
+from rollcert.model.diffs import Diff
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.diffs import DiffOutcome
+from rollcert.model.diffs import Rejected
+from rollcert.model.diffs import apply
+from rollcert.model.diffs import content_of
+from rollcert.model.diffs import diff_step
+from rollcert.model.diffs import initial_diff_state
+from rollcert.model.errors import StaleBaseError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
+from rollcert.model.operations import operation_from_json
+from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import PROPERTIES
 
 

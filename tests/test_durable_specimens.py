@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from rollcert.impl.file_journal import (
-    DEFAULT_NAME,
-    Durability,
-    FileJournal,
-    JournalReader,
-    open_durable_buffer,
-)
-from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
-from rollcert.model.errors import JournalInUseError, RecoveryError
+from rollcert.impl.file_journal import DEFAULT_NAME
+from rollcert.impl.file_journal import Durability
+from rollcert.impl.file_journal import FileJournal
+from rollcert.impl.file_journal import JournalReader
+from rollcert.impl.file_journal import open_durable_buffer
+from rollcert.impl.storage import SimulatedCrash
+from rollcert.impl.storage import SimulatedDisk
+from rollcert.model.errors import JournalInUseError
+from rollcert.model.errors import RecoveryError
 from rollcert.specimens.crc_only import CrcOnly
 from rollcert.specimens.flush_without_sync import FlushWithoutSync
 from rollcert.specimens.mutate_before_fsync import MutateBeforeFsync
@@ -87,7 +87,8 @@ def test_a_returned_splice_survives_a_crash_only_if_it_was_synced(
 
 def transplanted_disk() -> SimulatedDisk:
     """'abc' + one splice; then another journal's base record, intact, replaces ours."""
-    from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
+    from rollcert.stateful_tests.adapters.durable import foreign_journal
+    from rollcert.stateful_tests.adapters.durable import record_level_corruption
 
     disk = SimulatedDisk()
     open_durable_buffer(disk, b"abc").splice(3, 0, b"!")

@@ -10,13 +10,11 @@ import sys
 from pathlib import Path
 
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.explain import (
-    Span,
-    from_certificate_data,
-    render_text,
-    run_interactive,
-    show_marked,
-)
+from rollcert.stateful_tests.explain import Span
+from rollcert.stateful_tests.explain import from_certificate_data
+from rollcert.stateful_tests.explain import render_text
+from rollcert.stateful_tests.explain import run_interactive
+from rollcert.stateful_tests.explain import show_marked
 from rollcert.stateful_tests.targets import resolve_target
 
 

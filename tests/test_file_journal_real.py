@@ -19,30 +19,42 @@ import signal
 import stat
 import struct
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import Seen, model_seen, perform, seen
+from _helpers import Seen
+from _helpers import model_seen
+from _helpers import perform
+from _helpers import seen
 
-from rollcert.impl.file_journal import (
-    FRAME,
-    HEADER,
-    SERIAL_FLOOR,
-    JournalReader,
-    chain_after,
-    frame_spans,
-    open_durable_buffer,
-    rollback_payload,
-    splice_payload,
-)
+from rollcert.impl.file_journal import FRAME
+from rollcert.impl.file_journal import HEADER
+from rollcert.impl.file_journal import SERIAL_FLOOR
+from rollcert.impl.file_journal import JournalReader
+from rollcert.impl.file_journal import chain_after
+from rollcert.impl.file_journal import frame_spans
+from rollcert.impl.file_journal import open_durable_buffer
+from rollcert.impl.file_journal import rollback_payload
+from rollcert.impl.file_journal import splice_payload
 from rollcert.impl.journal import InverseRecord
-from rollcert.impl.journaled_buffer import Checkpoint, JournaledBuffer
+from rollcert.impl.journaled_buffer import Checkpoint
+from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import RealDirectory
-from rollcert.model.errors import JournalError, RecoveryError, UnreachableRollbackError, error_kind
-from rollcert.model.operations import Compact, Operation, Rollback, RollbackTo, Splice, TakeCheckpoint
-from rollcert.model.reference import initial_state, step
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import RecoveryError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.errors import error_kind
+from rollcert.model.operations import Compact
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
 
 INITIAL = b"the quick brown fox"
 JOURNAL = "journal"

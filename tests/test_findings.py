@@ -17,16 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.model.operations import Rollback, Splice
-from rollcert.model.reference import initial_state, step
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
 from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapters import (
-    EMPTY_EDIT_NOT_RECORDED,
-    UNCHANGING_EDIT_SKIPPED,
-    UNDO_PAST_HORIZON_IGNORED,
-)
+from rollcert.stateful_tests.adapters import EMPTY_EDIT_NOT_RECORDED
+from rollcert.stateful_tests.adapters import UNCHANGING_EDIT_SKIPPED
+from rollcert.stateful_tests.adapters import UNDO_PAST_HORIZON_IGNORED
 from rollcert.stateful_tests.cli import main
-from rollcert.stateful_tests.findings import FINDINGS_DIR, FindingsError, load_findings, parse_findings
+from rollcert.stateful_tests.findings import FINDINGS_DIR
+from rollcert.stateful_tests.findings import FindingsError
+from rollcert.stateful_tests.findings import load_findings
+from rollcert.stateful_tests.findings import parse_findings
 
 ROOT = Path(__file__).resolve().parent.parent
 

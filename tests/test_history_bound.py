@@ -11,7 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HistoryBound, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HistoryBound
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.machines import ROLLBACK

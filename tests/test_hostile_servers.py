@@ -33,7 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests.adapter import BufferConfig, HarnessError
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
 
 FAKES = Path(__file__).parent / "fake_servers"

@@ -21,7 +21,8 @@ import pytest
 
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.html_certificate import from_certificate_data, render_html
+from rollcert.stateful_tests.html_certificate import from_certificate_data
+from rollcert.stateful_tests.html_certificate import render_html
 
 CHROMIUM = shutil.which("chromium")
 needs_chromium = pytest.mark.skipif(

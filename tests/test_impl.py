@@ -10,16 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rollcert.impl.chunked_text as chunked_text
-from rollcert.impl import (
-    Checkpoint,
-    ChunkedText,
-    DivergenceError,
-    FaultInjectingJournal,
-    InMemoryJournal,
-    JournaledBuffer,
-    JournalError,
-    UnreachableRollbackError,
-)
+from rollcert.impl import Checkpoint
+from rollcert.impl import ChunkedText
+from rollcert.impl import DivergenceError
+from rollcert.impl import FaultInjectingJournal
+from rollcert.impl import InMemoryJournal
+from rollcert.impl import JournaledBuffer
+from rollcert.impl import JournalError
+from rollcert.impl import UnreachableRollbackError
 
 
 def snapshot(buffer: JournaledBuffer) -> tuple[bytes, int, int]:

@@ -25,12 +25,24 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.impl.file_journal import DEFAULT_NAME, Durability, FileJournal, open_durable_buffer
+from rollcert.impl.file_journal import DEFAULT_NAME
+from rollcert.impl.file_journal import Durability
+from rollcert.impl.file_journal import FileJournal
+from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.journal import BaseMeta
 from rollcert.impl.journaled_buffer import JournaledBuffer
-from rollcert.impl.storage import RealDirectory, SimulatedCrash, SimulatedDisk
-from rollcert.model.operations import Compact, Flush, Operation, Rollback, Splice
-from rollcert.model.reference import ModelState, initial_state, recovery_window, step
+from rollcert.impl.storage import RealDirectory
+from rollcert.impl.storage import SimulatedCrash
+from rollcert.impl.storage import SimulatedDisk
+from rollcert.model.operations import Compact
+from rollcert.model.operations import Flush
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import recovery_window
+from rollcert.model.reference import step
 
 TRACES = 25
 OPERATIONS_PER_TRACE = 10

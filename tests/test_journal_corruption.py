@@ -19,28 +19,27 @@ from collections.abc import Callable
 
 import pytest
 
-from rollcert.impl.file_journal import (
-    FLOOR_FIELDS,
-    FRAME,
-    FRAME_V1,
-    HEADER,
-    SERIAL_BLOCK,
-    SERIAL_FLOOR,
-    SPLICE_FIELDS,
-    FileJournal,
-    JournalReader,
-    chain_after,
-    floor_payload,
-    frame_spans,
-    rollback_payload,
-    splice_payload,
-    start_chain,
-)
+from rollcert.impl.file_journal import FLOOR_FIELDS
+from rollcert.impl.file_journal import FRAME
+from rollcert.impl.file_journal import FRAME_V1
+from rollcert.impl.file_journal import HEADER
+from rollcert.impl.file_journal import SERIAL_BLOCK
+from rollcert.impl.file_journal import SERIAL_FLOOR
+from rollcert.impl.file_journal import SPLICE_FIELDS
+from rollcert.impl.file_journal import FileJournal
+from rollcert.impl.file_journal import JournalReader
+from rollcert.impl.file_journal import chain_after
+from rollcert.impl.file_journal import floor_payload
+from rollcert.impl.file_journal import frame_spans
+from rollcert.impl.file_journal import rollback_payload
+from rollcert.impl.file_journal import splice_payload
+from rollcert.impl.file_journal import start_chain
 from rollcert.impl.journal import InverseRecord
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import SimulatedDisk
 from rollcert.model.errors import RecoveryError
-from rollcert.stateful_tests.adapters.durable import foreign_journal, record_level_corruption
+from rollcert.stateful_tests.adapters.durable import foreign_journal
+from rollcert.stateful_tests.adapters.durable import record_level_corruption
 
 #: A state of the history: its bytes and its revision (the depth is measured
 #: from a horizon that compaction moves, so it is left out; the revision is not).
@@ -51,7 +50,8 @@ def build(rng: random.Random, operations: int) -> tuple[bytes, set[Seen]]:
     """A journal of random splices, rollbacks, the odd compaction and the odd
     reopening (whose next splice writes a serial floor), and every state of its
     history."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     buffer = open_durable_buffer(disk, bytes(rng.choice(b"ab") for _ in range(rng.randint(0, 5))))
@@ -90,7 +90,8 @@ def outcome(data: bytes) -> Seen | str:
 
 def small_journal() -> tuple[bytes, set[Seen]]:
     """b"abc", then splice(3, 0, b"X"), splice(0, 1, b""), splice(1, 0, b"YZ")."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     buffer = open_durable_buffer(disk, b"abc")
@@ -104,7 +105,8 @@ def small_journal() -> tuple[bytes, set[Seen]]:
 def reopened_journal() -> tuple[bytes, set[Seen]]:
     """b"abc", splice(3, 0, b"X"), closed and reopened, then splice(0, 0, b"Y")
     and splice(0, 1, b""): the base, a splice, a serial floor, two splices."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     buffer = open_durable_buffer(disk, b"abc")
@@ -153,7 +155,8 @@ def test_every_record_out_of_place_is_refused_at_its_offset(
 def test_the_issue_smallest_case_a_repeated_last_record_is_refused() -> None:
     """The issue's example: b"abc" + splice(3, 0, b"X"), then a copy of the last
     frame appended. Format 1 recovered b"abcXX" at depth 2."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     open_durable_buffer(disk, b"abc").splice(3, 0, b"X")
@@ -166,7 +169,8 @@ def test_the_issue_smallest_case_a_repeated_last_record_is_refused() -> None:
 def test_a_record_of_an_older_generation_does_not_chain_after_compaction() -> None:
     """Compaction draws a new salt: a record from before it, put back at the same
     sequence number, does not chain into the new file."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     buffer = open_durable_buffer(disk, b"abc")
@@ -316,7 +320,8 @@ def with_version(header: bytes, version: int) -> bytes:
 
 
 def open_on(journal: bytes) -> tuple[SimulatedDisk, JournaledBuffer]:
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     disk.replace_file(DEFAULT_NAME, journal)
@@ -327,7 +332,8 @@ def test_a_reopened_journal_hands_out_a_new_block_after_one_synced_floor() -> No
     """Opening a journal writes and syncs one floor for the next block of
     serials; the splices after it are ordinary commits in it, and checkpoints
     taken before the reopening still name their states."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     buffer = open_durable_buffer(disk, b"abc")
@@ -356,7 +362,8 @@ def test_a_reopened_journal_hands_out_a_new_block_after_one_synced_floor() -> No
 def test_a_floor_that_cannot_be_written_at_open_is_written_by_the_first_splice() -> None:
     """A full disk when the journal is opened: the open still recovers (nothing
     changed on disk), and the first splice carries the floor in its own write."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     open_durable_buffer(disk, b"abc").splice(3, 0, b"X")
@@ -395,7 +402,8 @@ def test_a_floor_that_does_not_fit_is_refused_at_its_offset(floor: bytes, reason
 def test_a_floor_among_the_records_of_a_rewrite_is_refused() -> None:
     """A compaction writes its kept records right after the base, and no floor
     (its base names the next serial)."""
-    from rollcert.impl.file_journal import DEFAULT_NAME, open_durable_buffer
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
 
     disk = SimulatedDisk()
     buffer = open_durable_buffer(disk, b"abc")
@@ -420,7 +428,8 @@ def test_a_version_2_journal_is_rewritten_as_version_3_with_the_next_block_in_it
     """A journal an older build wrote: recovered as it was, rewritten once
     (atomically) as version 3, and its serials go on from a new block with no
     floor record (the rewrite's base names it)."""
-    from rollcert.impl.file_journal import BASE_FIELDS, DEFAULT_NAME
+    from rollcert.impl.file_journal import BASE_FIELDS
+    from rollcert.impl.file_journal import DEFAULT_NAME
 
     journal, history = small_journal()
     old = rechained(with_version(journal[: HEADER.size], 2), payloads(journal))

@@ -20,7 +20,9 @@ import pytest
 
 from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.storage import RealDirectory
-from rollcert.model.errors import JournalError, JournalInUseError, RecoveryError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import JournalInUseError
+from rollcert.model.errors import RecoveryError
 
 JOURNAL = "journal"
 

@@ -18,10 +18,19 @@ from dataclasses import replace
 
 import pytest
 
-from rollcert.model.operations import Operation, OutOfLogWrite, Rollback, Splice
-from rollcert.model.reference import ModelState, initial_state, step
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target, UnsupportedOperations
-from rollcert.stateful_tests.judge import Violation, replay
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UnsupportedOperations
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
 
 

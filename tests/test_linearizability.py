@@ -9,19 +9,18 @@ import itertools
 
 import pytest
 
-from rollcert.model.operations import Rollback, Splice
-from rollcert.stateful_tests.linearizability import (
-    Call,
-    Checkpoint,
-    History,
-    Observe,
-    RollbackCall,
-    RollbackToLabel,
-    SpliceCall,
-    check,
-    overlapping,
-    replay_order,
-)
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.stateful_tests.linearizability import Call
+from rollcert.stateful_tests.linearizability import Checkpoint
+from rollcert.stateful_tests.linearizability import History
+from rollcert.stateful_tests.linearizability import Observe
+from rollcert.stateful_tests.linearizability import RollbackCall
+from rollcert.stateful_tests.linearizability import RollbackToLabel
+from rollcert.stateful_tests.linearizability import SpliceCall
+from rollcert.stateful_tests.linearizability import check
+from rollcert.stateful_tests.linearizability import overlapping
+from rollcert.stateful_tests.linearizability import replay_order
 
 
 def history(initial: bytes, *calls: tuple[str, int, int | None, object, str | None, bytes | int | None]) -> History:

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from rollcert.model.errors import DivergenceError, JournalError, UnreachableRollbackError
-from rollcert.model.operations import (
-    AdoptCurrent,
-    ArmJournalFault,
-    Operation,
-    OutOfLogWrite,
-    Rollback,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-    operation_from_json,
-    operation_to_json,
-)
-from rollcert.model.reference import ModelState, initial_state, splice_bytes, step
+from rollcert.model.errors import DivergenceError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.operations import operation_from_json
+from rollcert.model.operations import operation_to_json
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import splice_bytes
+from rollcert.model.reference import step
 
 
 def run(state: ModelState, *operations: Operation) -> ModelState:

@@ -12,7 +12,8 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from benchmarks.plain_machine import build_plain_machine, run_plain  # noqa: E402
+from benchmarks.plain_machine import build_plain_machine  # noqa: E402
+from benchmarks.plain_machine import run_plain  # noqa: E402
 from rollcert.specimens import load_all  # noqa: E402
 from rollcert.stateful_tests.machines import rules_for  # noqa: E402
 

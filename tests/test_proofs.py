@@ -17,25 +17,33 @@ from typing import Any
 
 import pytest
 import z3
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from rollcert.model.operations import Rollback, Splice
-from rollcert.model.reference import initial_state, splice_bytes, step
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import splice_bytes
+from rollcert.model.reference import step
 from rollcert.proofs import decode
-from rollcert.proofs.encoding import (
-    SymbolicBuffer,
-    SymbolicRecord,
-    evaluate_concretely,
-    inverse_of,
-    literal_buffer,
-    splice,
-    undo,
-)
-from rollcert.proofs.induction import lifo_rollback_restores, vocabulary
-from rollcert.proofs.obligations import REGISTRY, Obligation, obligation_named
+from rollcert.proofs.encoding import SymbolicBuffer
+from rollcert.proofs.encoding import SymbolicRecord
+from rollcert.proofs.encoding import evaluate_concretely
+from rollcert.proofs.encoding import inverse_of
+from rollcert.proofs.encoding import literal_buffer
+from rollcert.proofs.encoding import splice
+from rollcert.proofs.encoding import undo
+from rollcert.proofs.induction import lifo_rollback_restores
+from rollcert.proofs.induction import vocabulary
+from rollcert.proofs.obligations import REGISTRY
+from rollcert.proofs.obligations import Obligation
+from rollcert.proofs.obligations import obligation_named
 from rollcert.proofs.report import SCHEMA
-from rollcert.proofs.runner import ObligationResult, check, hypotheses_satisfiable
+from rollcert.proofs.runner import ObligationResult
+from rollcert.proofs.runner import check
+from rollcert.proofs.runner import hypotheses_satisfiable
 from rollcert.stateful_tests.cli import main as rollcert_main
 
 pytestmark = pytest.mark.proof

@@ -19,30 +19,29 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.model.errors import JournalError, UnreachableRollbackError
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HarnessError
+from rollcert.model.errors import JournalError
+from rollcert.model.errors import UnreachableRollbackError
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
-from rollcert.stateful_tests.adapters.subprocess_client import (
-    HandshakeError,
-    RemoteBuffer,
-    ServerConnection,
-    ServerReportedError,
-    SubprocessServer,
-    exception_for_kind,
-    subprocess_target,
-)
+from rollcert.stateful_tests.adapters.subprocess_client import HandshakeError
+from rollcert.stateful_tests.adapters.subprocess_client import RemoteBuffer
+from rollcert.stateful_tests.adapters.subprocess_client import ServerConnection
+from rollcert.stateful_tests.adapters.subprocess_client import ServerReportedError
+from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
+from rollcert.stateful_tests.adapters.subprocess_client import exception_for_kind
+from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.cli import main
-from rollcert.stateful_tests.protocol import (
-    PROTOCOL_VERSION,
-    WIRE_CAPABILITIES,
-    ErrorReply,
-    ProtocolError,
-    Request,
-    decode_line,
-    decode_reply,
-    decode_request,
-)
+from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
+from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
+from rollcert.stateful_tests.protocol import ErrorReply
+from rollcert.stateful_tests.protocol import ProtocolError
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol import decode_line
+from rollcert.stateful_tests.protocol import decode_reply
+from rollcert.stateful_tests.protocol import decode_request
 
 FAKES = Path(__file__).parent / "fake_servers"
 REFERENCE = [sys.executable, "-m", "rollcert.stateful_tests.protocol_server"]

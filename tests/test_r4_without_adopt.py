@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rollcert.stateful_tests.adapter import Capability, Target
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import PROFILES

@@ -13,7 +13,10 @@ import contextlib
 
 import pytest
 
-from rollcert.impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer, JournalError
+from rollcert.impl import FaultInjectingJournal
+from rollcert.impl import InMemoryJournal
+from rollcert.impl import JournaledBuffer
+from rollcert.impl import JournalError
 from rollcert.specimens.best_effort_log import BestEffortLogBuffer
 
 SOURCE = b'def total(values: int) -> int:\n    """Sum of values; values is an int."""\n'

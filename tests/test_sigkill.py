@@ -32,8 +32,12 @@ import pytest
 
 from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.storage import RealDirectory
-from rollcert.model.operations import Compact, Operation, Rollback, Splice
-from rollcert.model.reference import initial_state, step
+from rollcert.model.operations import Compact
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
 
 ROOT = Path(__file__).resolve().parent.parent
 INITIAL = b"rollcert-sigkill"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rollcert.specimens import load_all
-from rollcert.specimens.kill_matrix import kill_matrix, render_kill_matrix
+from rollcert.specimens.kill_matrix import kill_matrix
+from rollcert.specimens.kill_matrix import render_kill_matrix
 from rollcert.stateful_tests.certificate import format_counterexample
 
 SPECIMENS = sorted(load_all())

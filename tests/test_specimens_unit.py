@@ -18,22 +18,27 @@ from typing import Any
 
 import pytest
 from _helpers import perform
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from rollcert.model.errors import error_kind
-from rollcert.model.operations import (
-    AdoptCurrent,
-    ArmJournalFault,
-    Operation,
-    OutOfLogWrite,
-    Rollback,
-    RollbackTo,
-    RollbackToForeign,
-    Splice,
-    TakeCheckpoint,
-)
-from rollcert.model.reference import ModelState, Outcome, Policy, initial_state, splice_bytes, step
+from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
+from rollcert.model.operations import RollbackToForeign
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import Outcome
+from rollcert.model.reference import Policy
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import splice_bytes
+from rollcert.model.reference import step
 from rollcert.specimens import load_all
 from rollcert.specimens._base import NaiveJournaledBuffer
 from rollcert.specimens.best_effort_log import BestEffortLogBuffer

@@ -16,21 +16,32 @@ from __future__ import annotations
 import re
 
 import pytest
-from _helpers import MAX_COUNTEREXAMPLE_STEPS, REGENERATE, Documented, certificate_of, documented_certificates
+from _helpers import MAX_COUNTEREXAMPLE_STEPS
+from _helpers import REGENERATE
+from _helpers import Documented
+from _helpers import certificate_of
+from _helpers import documented_certificates
 
-from rollcert.model.operations import OutOfLogWrite, Rollback, Splice
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import BufferConfig, KnownFinding, Target
-from rollcert.stateful_tests.adapters import (
-    EMPTY_EDIT_NOT_RECORDED,
-    THIRD_PARTY_TARGETS,
-    UNCHANGING_EDIT_SKIPPED,
-    focused,
-    require_package,
-)
-from rollcert.stateful_tests.certify import CertificateData, PropertyResult, certify
-from rollcert.stateful_tests.judge import StepRecord, Violation, replay
-from rollcert.stateful_tests.targets import TargetError, resolve_target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import KnownFinding
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapters import EMPTY_EDIT_NOT_RECORDED
+from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
+from rollcert.stateful_tests.adapters import UNCHANGING_EDIT_SKIPPED
+from rollcert.stateful_tests.adapters import focused
+from rollcert.stateful_tests.adapters import require_package
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import PropertyResult
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.judge import StepRecord
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.targets import TargetError
+from rollcert.stateful_tests.targets import resolve_target
 from rollcert.stateful_tests.traces import parse_trace
 
 #: The module each registered target needs (the importorskip guard).

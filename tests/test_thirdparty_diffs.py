@@ -16,19 +16,36 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from _helpers import MAX_COUNTEREXAMPLE_STEPS, REGENERATE, Documented, certificate_of, documented_certificates
+from _helpers import MAX_COUNTEREXAMPLE_STEPS
+from _helpers import REGENERATE
+from _helpers import Documented
+from _helpers import certificate_of
+from _helpers import documented_certificates
 
 from rollcert.model.contract import Hunk
 from rollcert.model.diffs import DiffModelState
-from rollcert.model.operations import ApplyDiff, DiffOperation, TakeSnapshot, ToolWrite
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import BufferConfig, CapabilityMissing, KnownFinding, Target
-from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS, focused
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import CapabilityMissing
+from rollcert.stateful_tests.adapter import KnownFinding
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
+from rollcert.stateful_tests.adapters import focused
 from rollcert.stateful_tests.certificate import show_bytes
-from rollcert.stateful_tests.certify import PropertyResult, certify
-from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED, DIFFS, POSITIONAL_ON_MOVED_BASE
-from rollcert.stateful_tests.judge import StepRecord, Violation, replay
-from rollcert.stateful_tests.targets import TargetError, resolve_target
+from rollcert.stateful_tests.certify import PropertyResult
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED
+from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.diff_machine import POSITIONAL_ON_MOVED_BASE
+from rollcert.stateful_tests.judge import StepRecord
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.targets import TargetError
+from rollcert.stateful_tests.targets import resolve_target
 from rollcert.stateful_tests.traces import parse_trace
 
 #: Registered diff applier -> what must be installed: a Python module or a program.

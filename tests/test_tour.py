@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rollcert.model.properties import PROPERTIES
-from rollcert.specimens.tour import POINTERS, resolve
+from rollcert.specimens.tour import POINTERS
+from rollcert.specimens.tour import resolve
 
 TOUR = Path(__file__).resolve().parent.parent / "docs" / "tour.md"
 

@@ -14,9 +14,14 @@ from dataclasses import replace
 from importlib import metadata
 
 from rollcert.model.contract import check_splice_arguments
-from rollcert.model.operations import Operation, Rollback, Splice
-from rollcert.model.reference import ModelState, splice_bytes
-from rollcert.stateful_tests.adapter import KnownFinding, Target, TargetError
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.reference import ModelState
+from rollcert.model.reference import splice_bytes
+from rollcert.stateful_tests.adapter import KnownFinding
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import TargetError
 
 #: Registered name -> "module:attribute" of a zero-argument function building the Target.
 THIRD_PARTY_TARGETS: dict[str, str] = {

@@ -5,7 +5,10 @@ adapter each run needs (in-memory journal with diffs, or the durable journal).
 from __future__ import annotations
 
 from rollcert.stateful_tests import SUITE_VERSION
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.bundled_diffs import BundledDiffAdapter
 from rollcert.stateful_tests.adapters.durable import DurableAdapter
 from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter

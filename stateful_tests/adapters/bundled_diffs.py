@@ -20,9 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollcert.impl.diffs import AppliedDiff, DiffableBuffer, DiffSnapshot
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest
-from rollcert.stateful_tests.adapters.diff_applier import DiffApplier, DiffRequest
+from rollcert.impl.diffs import AppliedDiff
+from rollcert.impl.diffs import DiffableBuffer
+from rollcert.impl.diffs import DiffSnapshot
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapters.diff_applier import DiffApplier
+from rollcert.stateful_tests.adapters.diff_applier import DiffRequest
 from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter
 
 

@@ -20,8 +20,10 @@ that pre-checked the depth would hide exactly that finding. Map the editor's
 
 from __future__ import annotations
 
-from rollcert.model.contract import check_integer, check_splice_arguments
-from rollcert.stateful_tests.adapter import CapabilityMissing, UnsupportedOperations
+from rollcert.model.contract import check_integer
+from rollcert.model.contract import check_splice_arguments
+from rollcert.stateful_tests.adapter import CapabilityMissing
+from rollcert.stateful_tests.adapter import UnsupportedOperations
 
 
 def check_steps(steps: object) -> int:

@@ -33,19 +33,22 @@ adapter protocol (:mod:`rollcert.stateful_tests.adapter`) stays as in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, AnyStr, ClassVar
+from typing import Any
+from typing import AnyStr
+from typing import ClassVar
 
-from rollcert.model.contract import Hunk, Region, check_diff
-from rollcert.stateful_tests.adapter import (
-    Capability,
-    HunkTriples,
-    ReadPairs,
-    SutFactory,
-    Target,
-    UnsupportedOperations,
-)
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.contract import check_diff
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HunkTriples
+from rollcert.stateful_tests.adapter import ReadPairs
+from rollcert.stateful_tests.adapter import SutFactory
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UnsupportedOperations
 
 __all__ = [
     "DiffApplier",

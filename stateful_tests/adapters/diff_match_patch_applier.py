@@ -33,22 +33,20 @@ so the diff machine's default letters are used. No undo log: capability
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from rollcert.model.contract import check_splice_arguments
 from rollcert.model.errors import StaleBaseError
-from rollcert.stateful_tests.adapter import (
-    BufferConfig,
-    CapabilityMissing,
-    Target,
-)
-from rollcert.stateful_tests.adapters import ascii_text, require_package
-from rollcert.stateful_tests.adapters.diff_applier import (
-    DiffApplier,
-    DiffRequest,
-    applier_target,
-    apply_hunks,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import CapabilityMissing
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapters import ascii_text
+from rollcert.stateful_tests.adapters import require_package
+from rollcert.stateful_tests.adapters.diff_applier import DiffApplier
+from rollcert.stateful_tests.adapters.diff_applier import DiffRequest
+from rollcert.stateful_tests.adapters.diff_applier import applier_target
+from rollcert.stateful_tests.adapters.diff_applier import apply_hunks
 
 if TYPE_CHECKING:
     from diff_match_patch import diff_match_patch  # type: ignore[import-untyped]  # no stubs

@@ -23,21 +23,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from rollcert.impl.file_journal import (
-    DEFAULT_NAME,
-    FRAME,
-    HEADER,
-    Durability,
-    FileJournal,
-    JournalReader,
-    frame_spans,
-    open_durable_buffer,
-)
+from rollcert.impl.file_journal import DEFAULT_NAME
+from rollcert.impl.file_journal import FRAME
+from rollcert.impl.file_journal import HEADER
+from rollcert.impl.file_journal import Durability
+from rollcert.impl.file_journal import FileJournal
+from rollcert.impl.file_journal import JournalReader
+from rollcert.impl.file_journal import frame_spans
+from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.journaled_buffer import JournaledBuffer
-from rollcert.impl.storage import SimulatedCrash, SimulatedDisk
+from rollcert.impl.storage import SimulatedCrash
+from rollcert.impl.storage import SimulatedDisk
 from rollcert.model.errors import JournalError
 from rollcert.stateful_tests import SUITE_VERSION
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.journaled_adapter import BundledAdapter
 
 #: A journal of another buffer, records to copy from (built once, deterministically).

@@ -32,16 +32,16 @@ No undo log: capability ``core`` is not declared (S2, S3 not assessed).
 
 from __future__ import annotations
 
-from rollcert.stateful_tests.adapter import BufferConfig, HarnessError, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.diff_applier import applier_target
-from rollcert.stateful_tests.adapters.gnu_patch import (
-    FILE_NAME,
-    LINE_ALPHABET,
-    AppliedPatch,
-    FileDiffApplier,
-    FileSnapshot,
-    require_tool,
-)
+from rollcert.stateful_tests.adapters.gnu_patch import FILE_NAME
+from rollcert.stateful_tests.adapters.gnu_patch import LINE_ALPHABET
+from rollcert.stateful_tests.adapters.gnu_patch import AppliedPatch
+from rollcert.stateful_tests.adapters.gnu_patch import FileDiffApplier
+from rollcert.stateful_tests.adapters.gnu_patch import FileSnapshot
+from rollcert.stateful_tests.adapters.gnu_patch import require_tool
 
 PATCH_NAME = f"{FILE_NAME}.patch"
 

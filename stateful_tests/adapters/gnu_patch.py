@@ -47,20 +47,18 @@ from pathlib import Path
 
 from rollcert.model.contract import check_splice_arguments
 from rollcert.model.errors import StaleBaseError
-from rollcert.stateful_tests.adapter import (
-    BufferConfig,
-    CapabilityMissing,
-    HarnessError,
-    Target,
-    TargetError,
-)
-from rollcert.stateful_tests.adapters.diff_applier import (
-    DiffApplier,
-    DiffRequest,
-    applier_target,
-    apply_hunks,
-)
-from rollcert.stateful_tests.strategies import DIFF_ALPHABET, HUNK_ALPHABET, TOOL_ALPHABET
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import CapabilityMissing
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import TargetError
+from rollcert.stateful_tests.adapters.diff_applier import DiffApplier
+from rollcert.stateful_tests.adapters.diff_applier import DiffRequest
+from rollcert.stateful_tests.adapters.diff_applier import applier_target
+from rollcert.stateful_tests.adapters.diff_applier import apply_hunks
+from rollcert.stateful_tests.strategies import DIFF_ALPHABET
+from rollcert.stateful_tests.strategies import HUNK_ALPHABET
+from rollcert.stateful_tests.strategies import TOOL_ALPHABET
 
 #: The diff machine's letters plus a line break (see the module docstring).
 LINE_ALPHABET = DIFF_ALPHABET + TOOL_ALPHABET + HUNK_ALPHABET + b"\n"

@@ -9,9 +9,12 @@ puts the three together as the ``bundled`` target.
 
 from __future__ import annotations
 
-from rollcert.impl import FaultInjectingJournal, InMemoryJournal, JournaledBuffer
+from rollcert.impl import FaultInjectingJournal
+from rollcert.impl import InMemoryJournal
+from rollcert.impl import JournaledBuffer
 from rollcert.model.contract import check_splice_arguments
-from rollcert.stateful_tests.adapter import BufferConfig, UnsupportedOperations
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import UnsupportedOperations
 
 
 class BundledAdapter(UnsupportedOperations):

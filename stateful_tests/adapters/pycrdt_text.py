@@ -28,14 +28,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, Target
-from rollcert.stateful_tests.adapters import (
-    require_package,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapters import require_package
 from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
 
 if TYPE_CHECKING:
-    from pycrdt import Doc, Text
+    from pycrdt import Doc
+    from pycrdt import Text
 
 PACKAGE = "pycrdt"
 LOCAL_CLIENT, REMOTE_CLIENT = 1, 2
@@ -50,7 +51,9 @@ class CollaborativeTextAdapter(TextPackageAdapter):
     package = PACKAGE
 
     def __init__(self, config: BufferConfig, remote_origin: str | None) -> None:
-        from pycrdt import Doc, Text, UndoManager
+        from pycrdt import Doc
+        from pycrdt import Text
+        from pycrdt import UndoManager
 
         self.remote_origin = remote_origin
         self.doc: Doc[Text] = Doc(client_id=LOCAL_CLIENT)

@@ -7,7 +7,8 @@ for the capabilities that use them. The specimens are certified this way.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from rollcert.stateful_tests.adapter import UnsupportedOperations
 

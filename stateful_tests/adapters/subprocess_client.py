@@ -32,29 +32,27 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Final, NoReturn
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Final
+from typing import NoReturn
 
 from rollcert.model.errors import ERROR_KINDS
-from rollcert.stateful_tests.adapter import (
-    BufferConfig,
-    HarnessError,
-    SystemUnderTest,
-    Target,
-    UnsupportedOperations,
-)
-from rollcert.stateful_tests.protocol import (
-    MAX_LINE_BYTES,
-    PROTOCOL_ERROR_KIND,
-    PROTOCOL_VERSION,
-    WIRE_CAPABILITIES,
-    ErrorReply,
-    Hello,
-    ProtocolError,
-    Request,
-    decode_line,
-    decode_reply,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UnsupportedOperations
+from rollcert.stateful_tests.protocol import MAX_LINE_BYTES
+from rollcert.stateful_tests.protocol import PROTOCOL_ERROR_KIND
+from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
+from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
+from rollcert.stateful_tests.protocol import ErrorReply
+from rollcert.stateful_tests.protocol import Hello
+from rollcert.stateful_tests.protocol import ProtocolError
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol import decode_line
+from rollcert.stateful_tests.protocol import decode_reply
 
 DEFAULT_TIMEOUT_SECONDS: Final = 10.0
 #: Overrides the per-request timeout for targets built from the command line.

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rollcert.model.contract import check_integer, check_splice_arguments
+from rollcert.model.contract import check_integer
+from rollcert.model.contract import check_splice_arguments
 from rollcert.stateful_tests.adapter import UnsupportedOperations
 from rollcert.stateful_tests.adapters import ascii_text
 

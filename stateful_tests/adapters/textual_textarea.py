@@ -35,10 +35,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, HistoryBound, Target
-from rollcert.stateful_tests.adapters import (
-    require_package,
-)
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import HistoryBound
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapters import require_package
 from rollcert.stateful_tests.adapters.text_package import TextPackageAdapter
 
 if TYPE_CHECKING:

@@ -3,7 +3,8 @@
 import sys
 
 from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer
+from rollcert.stateful_tests.protocol_server import main
 
 DEPTH = 100_000
 

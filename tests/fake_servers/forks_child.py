@@ -7,7 +7,8 @@ import sys
 import time
 
 from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer
+from rollcert.stateful_tests.protocol_server import main
 
 
 class ForkingServer(JournaledBufferServer):

@@ -4,7 +4,8 @@ json will convert: a ValueError that must not pass for the implementation's answ
 import sys
 
 from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer
+from rollcert.stateful_tests.protocol_server import main
 
 
 class HugeIntegerServer(JournaledBufferServer):

@@ -7,7 +7,8 @@ client must give up once the line passes its limit, not hold 200 MB.
 import sys
 
 from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer
+from rollcert.stateful_tests.protocol_server import main
 
 LINE_BYTES = 200 * 1024 * 1024
 PIECE = b"A" * (1024 * 1024)

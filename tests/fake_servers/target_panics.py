@@ -2,7 +2,10 @@
 as a native extension's panic does (pyo3's ``PanicException`` derives from
 ``BaseException``): rollcert must report it in one line, never a traceback."""
 
-from rollcert.stateful_tests.adapter import BufferConfig, Capability, SystemUnderTest, Target
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.stateful_tests.adapter import Target
 
 
 class PanicException(BaseException):

@@ -2,8 +2,10 @@
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request, error_line
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol import error_line
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer
+from rollcert.stateful_tests.protocol_server import main
 
 
 class PanickingServer(JournaledBufferServer):

@@ -2,8 +2,10 @@
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request, success_line
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.stateful_tests.protocol import Request
+from rollcert.stateful_tests.protocol import success_line
+from rollcert.stateful_tests.protocol_server import JournaledBufferServer
+from rollcert.stateful_tests.protocol_server import main
 
 
 class WrongTypesServer(JournaledBufferServer):
