@@ -218,11 +218,9 @@ def branch(machine: RollbackMachine, data: st.DataObject) -> None:
 
 def _draw_edit(machine: RollbackMachine, data: st.DataObject) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) for a splice or an out-of-log write."""
+    # One draw, not three: each ``data.draw`` costs more than the choices it makes.
     state = machine.live.model
-    offset = data.draw(strategies.offsets(state), label="offset")
-    delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
-    insert = data.draw(strategies.inserts(state, offset, machine.alphabet), label="insert")
-    return offset, delete_length, insert
+    return strategies.resolve_edit(state, data.draw(strategies.edits(state, machine.alphabet), label="edit"))
 
 
 def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
@@ -646,6 +644,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
         yield from _idle_crash_merged(config, operations)
         yield from shrink.pair_deletions(self, config, operations)
+        yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
         yield from shrink.simpler_operations(self, config, operations)
         yield from shrink.shorter_initial(config, operations)
         yield from shrink.plainer_initial(config, operations)

@@ -9,8 +9,8 @@ is spent. The result is 1-minimal: no single step can be removed and no
 argument made simpler while it still fails.
 
 The loop and the moves that make sense for any family (delete a step, delete
-two, delete a block, simplify one operation, shorten or plainen the initial
-buffer) are here; each family composes them with moves of its own, in the order
+two, delete a block, fold the steps that only build the starting buffer into
+it, simplify one operation, shorten or plainen the initial buffer) are here; each family composes them with moves of its own, in the order
 that reaches its shortest counterexamples soonest
 (``PropertyFamily.candidates``).
 """
@@ -85,6 +85,43 @@ def block_deletions(family: Family, config: BufferConfig, operations: list[Any])
                 block = family.without_step(block, index) if block is not None else None
             if block is not None:
                 yield config, block
+
+
+def folded_setup(
+    family: Family, config: BufferConfig, operations: list[Any], builds_bytes: Callable[[Any], bool]
+) -> Candidates:
+    """The trace started from the buffer its first few steps build, those steps
+    dropped: ``splice, splice, splice, rollback_to`` from ``''`` becomes
+    ``rollback_to`` from ``'abc'`` when only the bytes mattered.
+
+    ``builds_bytes`` picks the kinds of step that can be setup (the families'
+    edits); the leading run of them that the model accepts is folded, longest
+    first, never the last step (that is where the trace fails). Whether the
+    steps *only* built bytes — no later rollback, checkpoint, snapshot or
+    comparison needing their records, depth or revisions — is not guessed
+    here: :func:`minimise` replays every candidate and keeps it only if it
+    still fails, and a rollback of a record that no longer exists is refused
+    (or not generable), so a violation that needs the records refuses the fold
+    by itself. The steps count shrinks and the initial buffer grows, so no
+    move undoes another and the loop still ends."""
+    try:
+        state = family.initial_state(config)
+    except (ValueError, TypeError):
+        return
+    built: list[bytes] = []
+    for operation in operations[:-1]:
+        if not builds_bytes(operation):
+            break
+        try:
+            reading = family.predict(state, operation).readings[0]
+        except (ValueError, TypeError, *family.not_a_trace):
+            break
+        if reading.error is not None:
+            break  # a refused edit is a step of the story, not setup
+        state = reading.state
+        built.append(family.content(state))
+    for length in range(len(built), 0, -1):
+        yield replace(config, initial=built[length - 1]), operations[length:]
 
 
 def simpler_operations(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
