@@ -218,9 +218,11 @@ def branch(machine: RollbackMachine, data: st.DataObject) -> None:
 
 def _draw_edit(machine: RollbackMachine, data: st.DataObject) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) for a splice or an out-of-log write."""
-    # One draw, not three: each ``data.draw`` costs more than the choices it makes.
     state = machine.live.model
-    return strategies.resolve_edit(state, data.draw(strategies.edits(state, machine.alphabet), label="edit"))
+    offset = data.draw(strategies.offsets(state), label="offset")
+    delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
+    insert = data.draw(strategies.inserts(state, offset, machine.alphabet), label="insert")
+    return offset, delete_length, insert
 
 
 def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
