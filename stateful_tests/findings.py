@@ -45,8 +45,9 @@ from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import TargetError
 from rollcert.stateful_tests.adapter import UsageError
 
-#: Where the findings files of the registered ``-focused`` targets live (a source checkout).
-FINDINGS_DIR = Path(__file__).resolve().parent.parent / "docs" / "certifications" / "findings"
+#: Where the findings files of the registered ``-focused`` targets live: package data of
+#: :mod:`rollcert.stateful_tests.known_findings`, installed with rollcert (not only in a checkout).
+FINDINGS_DIR = Path(__file__).resolve().parent / "known_findings"
 
 KEYS = ("name", "property", "operation", "when", "reason")
 REQUIRED_KEYS = ("name", "property", "operation", "reason")
@@ -319,10 +320,10 @@ def focused_from_file(plain: str, file_name: str) -> Target:
     from rollcert.stateful_tests.targets import resolve_target
 
     path = FINDINGS_DIR / file_name
-    if not path.is_file():
+    if not path.is_file():  # only a damaged installation lacks it: it is package data
         raise TargetError(
-            f"the {plain}-focused target reads {path}, which is not here (it ships with a source checkout); "
-            f"certify {plain} with --set-aside FILE instead"
+            f"the {plain}-focused target reads {path}, which is missing from this installation; "
+            f"reinstall rollcert, or certify {plain} with --set-aside FILE"
         )
     return focused(resolve_target(plain), *load_findings(path))
 

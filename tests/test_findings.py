@@ -79,6 +79,25 @@ def test_registered_focused_targets_load_their_findings_file() -> None:
     assert [f.name for f in target.set_aside] == [f.name for f in load_findings(FINDINGS_DIR / "textual.toml")]
 
 
+def test_findings_files_are_package_data() -> None:
+    """The -focused targets must work from an installed wheel, not only a checkout:
+    their files sit in a package that pyproject installs with its *.toml data."""
+    import tomllib
+
+    import rollcert.stateful_tests.known_findings as known_findings
+
+    assert Path(known_findings.__file__).resolve().parent == FINDINGS_DIR
+    names = sorted(path.name for path in FINDINGS_DIR.glob("*.toml"))
+    assert names == ["diff_applier.toml", "prompt_toolkit.toml", "pycrdt.toml", "textual.toml"]
+    for name in names:
+        assert load_findings(FINDINGS_DIR / name)
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "rollcert.stateful_tests.known_findings" in setuptools["packages"]
+    folder = setuptools["package-dir"]["rollcert.stateful_tests.known_findings"]
+    assert (ROOT / folder).resolve() == FINDINGS_DIR
+    assert "*.toml" in setuptools["package-data"]["*"]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

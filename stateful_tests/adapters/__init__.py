@@ -30,7 +30,7 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "pycrdt": "rollcert.stateful_tests.adapters.pycrdt_text:build_tagged_target",
     "pycrdt-untagged": "rollcert.stateful_tests.adapters.pycrdt_text:build_untagged_target",
     # The same adapters with their package's shortest findings set aside: each loads its
-    # findings file, docs/certifications/findings/*.toml (see rollcert.stateful_tests.findings).
+    # findings file, stateful_tests/known_findings/*.toml (see rollcert.stateful_tests.findings).
     "textual-focused": "rollcert.stateful_tests.findings:textual_focused",
     "prompt_toolkit-focused": "rollcert.stateful_tests.findings:prompt_toolkit_focused",
     "pycrdt-focused": "rollcert.stateful_tests.findings:pycrdt_focused",
@@ -40,7 +40,7 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "git-apply": "rollcert.stateful_tests.adapters.git_apply:build_target",
     "git-apply-3way": "rollcert.stateful_tests.adapters.git_apply:build_three_way_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
-    # (docs/certifications/findings/diff_applier.toml).
+    # (stateful_tests/known_findings/diff_applier.toml).
     "diff-match-patch-focused": "rollcert.stateful_tests.findings:diff_match_patch_focused",
     "gnu-patch-focused": "rollcert.stateful_tests.findings:gnu_patch_focused",
     "git-apply-focused": "rollcert.stateful_tests.findings:git_apply_focused",
