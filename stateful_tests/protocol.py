@@ -1,4 +1,4 @@
-"""The wire format of rollcert's subprocess protocol, ``rollcert-protocol/1``.
+"""The wire format of rollcert's subprocess protocol, ``rollcert-protocol/2`` and ``/1``.
 
 This module is the one place that defines what travels between rollcert and a
 server that hosts the implementation under test in another process (another
@@ -17,6 +17,16 @@ buffers: ``new`` returns a buffer id, every buffer operation names it, and
 ``close`` frees it — a certification run makes thousands of buffers and must
 not spawn a process for each.
 
+Version 2 carries everything the in-process adapter protocol does: diffs
+(``snapshot``, ``apply_diff``, ``rollback_diff``), durability (``compact``,
+``flush``, ``corrupt_committed_record``, ``repair_corruption``, ``reopen`` after
+a real crash of the server process) and limits declared at the handshake. A
+client offers version 2 first and says hello again in version 1 when the
+server refuses; each version has its own table of operations
+(:data:`OPERATIONS_BY_VERSION`) and of capabilities
+(:data:`CAPABILITIES_BY_VERSION`), so a version 1 exchange is decoded exactly
+as before.
+
 Everything read from the wire is validated here; a malformed line raises
 :class:`ProtocolError` with a message that says exactly what was wrong.
 """
@@ -33,11 +43,15 @@ from typing import Final
 
 from rollcert.stateful_tests.adapter import Capability
 
+#: Version 1: the rollback capabilities only (kept, so version 1 servers keep working).
 PROTOCOL_VERSION: Final = "rollcert-protocol/1"
+#: Version 2: version 1 plus diffs, durability (real crashes) and limits.
+PROTOCOL_VERSION_2: Final = "rollcert-protocol/2"
+#: Every version this module decodes, newest first: the order a client offers them in.
+PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION_2, PROTOCOL_VERSION)
 
-#: The capabilities this version of the protocol can carry. ``diffs`` and
-#: ``durability`` need callbacks and opaque diff handles the wire does not yet
-#: define; a server must not declare them.
+#: The capabilities version 1 can carry. ``diffs`` and ``durability`` need
+#: opaque diff handles and a crash the wire of version 1 does not define.
 WIRE_CAPABILITIES: Final = frozenset(
     {
         Capability.CORE,
@@ -50,6 +64,23 @@ WIRE_CAPABILITIES: Final = frozenset(
         Capability.BOUNDED,
     }
 )
+
+#: The capabilities version 2 can carry: version 1's, diffs and durability. ``concurrent``
+#: (R7) is not carried: one request at a time cannot race two calls.
+WIRE_CAPABILITIES_V2: Final = WIRE_CAPABILITIES | frozenset({Capability.DIFFS, Capability.DURABILITY})
+
+#: What each version can carry.
+CAPABILITIES_BY_VERSION: Final[Mapping[str, frozenset[Capability]]] = {
+    PROTOCOL_VERSION: WIRE_CAPABILITIES,
+    PROTOCOL_VERSION_2: WIRE_CAPABILITIES_V2,
+}
+
+#: The durability modes a version 2 ``new`` may ask for (``BufferConfig.durability``).
+DURABILITY_MODES: Final = ("per_operation", "batched")
+
+#: The environment variable that names a durable server's state directory: the
+#: client sets it, to the same directory on every start of the same server.
+STATE_DIR_VARIABLE: Final = "ROLLCERT_STATE_DIR"
 
 #: The error kind a server answers when the *request* was malformed (unknown op,
 #: missing field, unknown buffer id). It is not a verdict on the implementation:
@@ -68,13 +99,14 @@ MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 MAX_INTEGER_DIGITS: Final = 100
 
 #: Deepest nesting of arrays and objects in a line. A message is at most three
-#: deep (reply -> hello result -> capability list); a parser that recursed into
+#: deep (reply -> hello result -> capability list; request -> hunk list -> hunk
+#: in version 2); a parser that recursed into
 #: 100,000 nested arrays would exhaust the stack instead of saying what is wrong.
 MAX_NESTING_DEPTH: Final = 32
 
 
 class ProtocolError(ValueError):
-    """A line broke ``rollcert-protocol/1``; the message says what and where."""
+    """A line broke ``rollcert-protocol``; the message says what and where."""
 
 
 # -- the operations --------------------------------------------------------------
@@ -85,8 +117,10 @@ class OperationSpec:
     """One operation: its request fields (name -> wire type) and its result type.
 
     Wire types: ``"int"`` (a JSON integer, never a boolean), ``"bytes"``
-    (base64 text), ``"string"``, ``"int-or-null"``, ``"string-list"``, and
-    ``"null"`` for a result that carries nothing.
+    (base64 text), ``"string"``, ``"int-or-null"``, ``"string-list"``,
+    ``"null"`` for a result that carries nothing, and in version 2 ``"bool"``,
+    ``"durability"`` (one of :data:`DURABILITY_MODES`), ``"hunks"`` (a list of
+    ``[start, end, base64]``) and ``"regions"`` (a list of ``[start, end]``).
     """
 
     fields: Mapping[str, str]
@@ -114,6 +148,41 @@ OPERATIONS: Final[Mapping[str, OperationSpec]] = {
     "adopt_current": OperationSpec(_BUFFER, "null", Capability.ADOPT),
 }
 
+#: Every operation of version 2: version 1's (``new`` with two more fields) and
+#: the diff and durability operations. Coordinates of ``apply_diff`` are byte
+#: offsets in the snapshot, as ``SystemUnderTest.apply_diff`` takes them.
+OPERATIONS_V2: Final[Mapping[str, OperationSpec]] = {
+    **OPERATIONS,
+    "new": OperationSpec(
+        {
+            "initial": "bytes",
+            "capacity": "int-or-null",
+            "policy": "string",
+            "durable": "bool",
+            "durability": "durability",
+        },
+        "string",
+    ),
+    "snapshot": OperationSpec(_BUFFER, "string", Capability.DIFFS),
+    "apply_diff": OperationSpec(
+        {"buffer": "string", "snapshot": "string", "mode": "string", "hunks": "hunks", "reads": "regions"},
+        "string",
+        Capability.DIFFS,
+    ),
+    "rollback_diff": OperationSpec({"buffer": "string", "applied": "string"}, "null", Capability.DIFFS),
+    "compact": OperationSpec({"buffer": "string", "keep": "int"}, "null", Capability.DURABILITY),
+    "flush": OperationSpec(_BUFFER, "null", Capability.DURABILITY),
+    "corrupt_committed_record": OperationSpec({"buffer": "string", "damage": "string"}, "bool", Capability.DURABILITY),
+    "repair_corruption": OperationSpec(_BUFFER, "null", Capability.DURABILITY),
+    "reopen": OperationSpec(_BUFFER, "null", Capability.DURABILITY),
+}
+
+#: The operations of each version.
+OPERATIONS_BY_VERSION: Final[Mapping[str, Mapping[str, OperationSpec]]] = {
+    PROTOCOL_VERSION: OPERATIONS,
+    PROTOCOL_VERSION_2: OPERATIONS_V2,
+}
+
 
 # -- values -------------------------------------------------------------------------
 
@@ -131,10 +200,36 @@ def decode_bytes(text: object, where: str) -> bytes:
         raise ProtocolError(f"{where} is not valid base64: {_clip(text)!r}") from None
 
 
+def encode_value(value: object, wire_type: str) -> object:
+    """A Python value as the wire carries it: bytes (alone or in hunks) as base64,
+    tuples as lists; everything else as it is (a wrong type is sent as it is, for
+    the server to refuse, as a typed API would be called wrongly)."""
+    if wire_type == "bytes" and isinstance(value, (bytes, bytearray)):
+        return encode_bytes(bytes(value))
+    if wire_type == "hunks" and isinstance(value, (list, tuple)):
+        return [
+            [hunk[0], hunk[1], encode_bytes(bytes(hunk[2]))]
+            if isinstance(hunk, (list, tuple)) and len(hunk) == 3 and isinstance(hunk[2], (bytes, bytearray))
+            else hunk
+            for hunk in value
+        ]
+    if wire_type == "regions" and isinstance(value, (list, tuple)):
+        return [list(region) if isinstance(region, tuple) else region for region in value]
+    return value
+
+
 def check_value(value: object, wire_type: str, where: str) -> object:
     """``value`` as the Python value of ``wire_type`` (bytes decoded), or ProtocolError."""
     if wire_type == "bytes":
         return decode_bytes(value, where)
+    if wire_type == "bool" and isinstance(value, bool):
+        return value
+    if wire_type == "durability" and value in DURABILITY_MODES:
+        return value
+    if wire_type == "hunks" and isinstance(value, list):
+        return [_check_hunk(hunk, f"{where} hunk {index}") for index, hunk in enumerate(value)]
+    if wire_type == "regions" and isinstance(value, list):
+        return [_check_region(region, f"{where} region {index}") for index, region in enumerate(value)]
     if wire_type == "int" and type(value) is int:
         return value
     if wire_type == "int-or-null" and (value is None or type(value) is int):
@@ -148,7 +243,23 @@ def check_value(value: object, wire_type: str, where: str) -> object:
     raise ProtocolError(f"{where} must be {_TYPE_NAMES[wire_type]}, got {_describe(value)}")
 
 
+def _check_hunk(hunk: object, where: str) -> tuple[int, int, bytes]:
+    if not (isinstance(hunk, list) and len(hunk) == 3 and type(hunk[0]) is int and type(hunk[1]) is int):
+        raise ProtocolError(f"{where} must be [start, end, base64 replacement], got {_describe(hunk)}")
+    return hunk[0], hunk[1], decode_bytes(hunk[2], f"{where} replacement")
+
+
+def _check_region(region: object, where: str) -> tuple[int, int]:
+    if not (isinstance(region, list) and len(region) == 2 and all(type(end) is int for end in region)):
+        raise ProtocolError(f"{where} must be [start, end] (two integers), got {_describe(region)}")
+    return region[0], region[1]
+
+
 _TYPE_NAMES = {
+    "bool": "true or false",
+    "durability": f"one of {', '.join(DURABILITY_MODES)}",
+    "hunks": "a list of [start, end, base64] hunks",
+    "regions": "a list of [start, end] regions",
     "int": "an integer",
     "int-or-null": "an integer or null",
     "string": "a string",
@@ -244,36 +355,40 @@ def _check_nesting(text: str) -> None:
 
 @dataclass(frozen=True)
 class Request:
-    """A decoded request: its id, its op, and its fields as Python values."""
+    """A decoded request: its id, its op, its fields as Python values, and the
+    protocol version it belongs to (which table of operations it is read by)."""
 
     id: int
     op: str
     arguments: Mapping[str, object]
+    protocol: str = PROTOCOL_VERSION
 
     def encode(self) -> bytes:
-        spec = OPERATIONS[self.op]
+        spec = OPERATIONS_BY_VERSION[self.protocol][self.op]
         message: dict[str, object] = {"id": self.id, "op": self.op}
         for name, wire_type in spec.fields.items():
-            value = self.arguments[name]
-            message[name] = encode_bytes(value) if wire_type == "bytes" and isinstance(value, bytes) else value
+            message[name] = encode_value(self.arguments[name], wire_type)
         return encode_line(message)
 
 
-def decode_request(message: Mapping[str, object]) -> Request:
-    """Validate a request object (as the server reads it)."""
+def decode_request(message: Mapping[str, object], protocol: str = PROTOCOL_VERSION) -> Request:
+    """Validate a request object (as the server reads it) by the operations of ``protocol``."""
+    operations = OPERATIONS_BY_VERSION[protocol]
     request_id = message.get("id")
     if type(request_id) is not int:
         raise ProtocolError(f"request 'id' must be an integer, got {_describe(request_id)}")
     op = message.get("op")
-    if not isinstance(op, str) or op not in OPERATIONS:
-        raise ProtocolError(f"request {request_id}: unknown op {op!r}; known ops: {', '.join(OPERATIONS)}")
-    spec = OPERATIONS[op]
+    if not isinstance(op, str) or op not in operations:
+        raise ProtocolError(
+            f"request {request_id}: unknown op {op!r} in {protocol}; known ops: {', '.join(operations)}"
+        )
+    spec = operations[op]
     arguments: dict[str, object] = {}
     for name, wire_type in spec.fields.items():
         if name not in message:
             raise ProtocolError(f"request {request_id} ({op}): missing field {name!r}")
         arguments[name] = check_value(message[name], wire_type, f"request {request_id} ({op}) field {name!r}")
-    return Request(request_id, op, arguments)
+    return Request(request_id, op, arguments, protocol)
 
 
 # -- replies --------------------------------------------------------------------------
@@ -289,25 +404,57 @@ class ErrorReply:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What a version 2 server declares it can take (``hello`` result ``limits``).
+
+    ``alphabet``: the bytes it is honest on (the generated buffers and inserts
+    are made of them: ``Target.alphabet``); ``max_buffer_bytes`` and
+    ``max_insert_bytes``: the largest buffer and insert it takes (it may refuse
+    bigger ones with ``ValueError``). ``None`` for no limit.
+    """
+
+    alphabet: bytes | None = None
+    max_buffer_bytes: int | None = None
+    max_insert_bytes: int | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "alphabet": None if self.alphabet is None else encode_bytes(self.alphabet),
+            "max_buffer_bytes": self.max_buffer_bytes,
+            "max_insert_bytes": self.max_insert_bytes,
+        }
+
+
+@dataclass(frozen=True)
 class Hello:
-    """The handshake: which protocol, which implementation, which capabilities."""
+    """The handshake: which protocol, which implementation, which capabilities
+    (and, in version 2, which limits)."""
 
     protocol: str
     name: str
     version: str
     capabilities: frozenset[Capability]
+    limits: Limits = Limits()
+
+
+def hello_result(hello: Hello) -> dict[str, object]:
+    """A hello as its reply's ``result`` (version 1 has no ``limits``)."""
+    result: dict[str, object] = {
+        "protocol": hello.protocol,
+        "name": hello.name,
+        "version": hello.version,
+        "capabilities": sorted(c.value for c in hello.capabilities),
+    }
+    if hello.protocol != PROTOCOL_VERSION:
+        result["limits"] = hello.limits.to_wire()
+    return result
 
 
 def success_line(request_id: int | None, result: object) -> bytes:
     if isinstance(result, bytes):
         result = encode_bytes(result)
     elif isinstance(result, Hello):
-        result = {
-            "protocol": result.protocol,
-            "name": result.name,
-            "version": result.version,
-            "capabilities": sorted(c.value for c in result.capabilities),
-        }
+        result = hello_result(result)
     return encode_line({"id": request_id, "ok": True, "result": result})
 
 
@@ -335,9 +482,9 @@ def decode_reply(message: Mapping[str, object], request: Request) -> object:
     if ok is True:
         if "result" not in message:
             raise ProtocolError(f"{where}: 'ok' is true but there is no 'result'")
-        wire_type = OPERATIONS[request.op].result
+        wire_type = OPERATIONS_BY_VERSION[request.protocol][request.op].result
         if wire_type == "hello":
-            return _decode_hello(message["result"], where)
+            return _decode_hello(message["result"], where, str(request.arguments.get("protocol")))
         return check_value(message["result"], wire_type, f"{where}: result")
     if ok is False:
         error = message.get("error")
@@ -352,15 +499,17 @@ def decode_reply(message: Mapping[str, object], request: Request) -> object:
     raise ProtocolError(f"{where}: 'ok' must be true or false, got {_describe(ok)}")
 
 
-def _decode_hello(result: object, where: str) -> Hello:
+def _decode_hello(result: object, where: str, asked: str = PROTOCOL_VERSION) -> Hello:
+    """The hello result of a server asked for protocol ``asked``: it must answer in
+    exactly that version, with capabilities that version carries."""
     if not isinstance(result, dict):
         raise ProtocolError(f"{where}: the hello result must be an object, got {_describe(result)}")
     protocol = check_value(result.get("protocol"), "string", f"{where}: 'protocol'")
-    if protocol != PROTOCOL_VERSION:
+    if protocol != asked:
         raise ProtocolError(
-            f"the server speaks {protocol!r}, this client speaks {PROTOCOL_VERSION!r}; "
-            "upgrade whichever side is older"
+            f"the server speaks {protocol!r}, this client speaks {asked!r}; upgrade whichever side is older"
         )
+    carried = CAPABILITIES_BY_VERSION[asked]
     name = check_value(result.get("name"), "string", f"{where}: 'name'")
     version = check_value(result.get("version"), "string", f"{where}: 'version'")
     names = check_value(result.get("capabilities"), "string-list", f"{where}: 'capabilities'")
@@ -374,13 +523,39 @@ def _decode_hello(result: object, where: str) -> Hello:
         except ValueError:
             raise ProtocolError(
                 f"the server declares capability {capability_name!r}, which does not exist; "
-                f"known: {', '.join(sorted(c.value for c in WIRE_CAPABILITIES))}"
+                f"known: {', '.join(sorted(c.value for c in carried))}"
             ) from None
-        if capability not in WIRE_CAPABILITIES:
-            raise ProtocolError(
-                f"the server declares capability {capability_name!r}, which {PROTOCOL_VERSION} cannot carry"
-            )
+        if capability not in carried:
+            raise ProtocolError(f"the server declares capability {capability_name!r}, which {asked} cannot carry")
         capabilities.add(capability)
-    if Capability.CORE not in capabilities:
-        raise ProtocolError("the server does not declare capability 'core' (read, splice, rollback)")
-    return Hello(PROTOCOL_VERSION, name, version, frozenset(capabilities))
+    if asked == PROTOCOL_VERSION:
+        if Capability.CORE not in capabilities:
+            raise ProtocolError("the server does not declare capability 'core' (read, splice, rollback)")
+        return Hello(asked, name, version, frozenset(capabilities))
+    if not capabilities & {Capability.CORE, Capability.DIFFS}:
+        raise ProtocolError(
+            "the server declares neither 'core' (read, splice, rollback) nor 'diffs' (snapshot, apply_diff)"
+        )
+    return Hello(asked, name, version, frozenset(capabilities), _decode_limits(result.get("limits"), where))
+
+
+def _decode_limits(limits: object, where: str) -> Limits:
+    if not isinstance(limits, dict):
+        raise ProtocolError(f"{where}: 'limits' must be an object, got {_describe(limits)}")
+    alphabet: bytes | None = None
+    if limits.get("alphabet") is not None:
+        alphabet = decode_bytes(limits["alphabet"], f"{where}: limits 'alphabet'")
+        if not alphabet:
+            raise ProtocolError(f"{where}: limits 'alphabet' is empty (null means: any byte)")
+    sizes: list[int | None] = []
+    for field_name in ("max_buffer_bytes", "max_insert_bytes"):
+        if field_name not in limits:
+            raise ProtocolError(f"{where}: limits has no {field_name!r} (null means: no limit)")
+        value = check_value(limits[field_name], "int-or-null", f"{where}: limits {field_name!r}")
+        assert value is None or isinstance(value, int)
+        if value is not None and value < 1:
+            raise ProtocolError(f"{where}: limits {field_name!r} must be at least 1 or null, got {value}")
+        sizes.append(value)
+    if "alphabet" not in limits:
+        raise ProtocolError(f"{where}: limits has no 'alphabet' (null means: any byte)")
+    return Limits(alphabet, sizes[0], sizes[1])

@@ -1,4 +1,4 @@
-"""The subprocess protocol (``rollcert-protocol/1``), end to end with real processes.
+"""The subprocess protocol (``rollcert-protocol/1`` and ``/2``), end to end with real processes.
 
 The reference server must certify as the in-process bundled target does; each
 fake misbehaving server (``tests/fake_servers``) must give the verdict ``error``
@@ -35,7 +35,9 @@ from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.cli import main
 from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
+from rollcert.stateful_tests.protocol import PROTOCOL_VERSION_2
 from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
+from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES_V2
 from rollcert.stateful_tests.protocol import ErrorReply
 from rollcert.stateful_tests.protocol import ProtocolError
 from rollcert.stateful_tests.protocol import Request
@@ -72,9 +74,15 @@ def test_reference_server_certifies_like_the_in_process_bundled_target() -> None
 
 def test_reference_server_declares_what_the_wire_carries() -> None:
     target = subprocess_target(REFERENCE)
-    assert target.capabilities == WIRE_CAPABILITIES
+    assert target.capabilities == WIRE_CAPABILITIES_V2  # with the state directory the client gives it: durability
     assert target.name == f"subprocess:{shlex.join(REFERENCE)}"  # the TARGET text, so replay lines work
     assert target.notes["server"] == "rollcert-journaled-buffer"
+    assert target.notes["protocol"] == PROTOCOL_VERSION_2 and "SIGKILL" in target.notes["crashes"]
+
+
+def test_a_version_1_server_declares_what_version_1_carries() -> None:
+    target = subprocess_target(fake("v1_only"))
+    assert target.capabilities == WIRE_CAPABILITIES and target.notes["protocol"] == PROTOCOL_VERSION
 
 
 def test_cli_certify_and_smoke_over_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,7 +90,7 @@ def test_cli_certify_and_smoke_over_the_protocol(capsys: pytest.CaptureFixture[s
     assert "R1        passed" in capsys.readouterr().out
     assert main(["smoke", REFERENCE_TEXT]) == 0
     report = capsys.readouterr().out
-    assert "10 ok, 0 failed, 0 errors, 3 skipped" in report and "FAIL" not in report  # no diffs, no durability
+    assert "13 ok, 0 failed, 0 errors, 0 skipped" in report and "FAIL" not in report  # diffs, durability: v2
 
 
 def test_one_server_hosts_many_buffers_and_their_checkpoints() -> None:
@@ -164,7 +172,7 @@ def test_a_misbehaving_server_is_an_error_never_a_violation(script: str, reason:
 
 
 def test_a_bad_handshake_is_refused_with_a_typed_error() -> None:
-    with pytest.raises(HandshakeError, match=r"rollcert-protocol/99.*speaks 'rollcert-protocol/1'"):
+    with pytest.raises(HandshakeError, match=r"rollcert-protocol/99.*speaks 'rollcert-protocol/2'"):
         ServerConnection(fake("wrong_version"), TIMEOUT)
 
 

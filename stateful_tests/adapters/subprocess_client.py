@@ -1,4 +1,4 @@
-"""Certify an implementation that runs in another process, over ``rollcert-protocol/1``.
+"""Certify an implementation that runs in another process, over ``rollcert-protocol``.
 
 ``rollcert certify 'subprocess:COMMAND ARGS...'`` starts COMMAND once, shakes
 hands (the server names itself, its version and its capabilities), and then
@@ -17,6 +17,20 @@ raised as an undocumented exception, which the judge treats as a wrong answer.
 After a break the server is stopped; the next *new* buffer starts a fresh one
 (as Bowtie restarts a crashed implementation), so one property's failure does
 not decide the next property's verdict.
+
+The client offers ``rollcert-protocol/2`` first and, if the server refuses that
+hello, says hello again in version 1 on the same connection and drives it as a
+version 1 server. Version 2 carries diffs (snapshot and applied-diff handles
+are client-side objects wrapping the server's strings, bound to their buffer),
+durability and limits (the alphabet becomes ``Target.alphabet``).
+
+**Real crashes.** Durable buffers live in a second process of the same command,
+started with ``$ROLLCERT_STATE_DIR`` naming a directory the client owns.
+``restart()`` kills that process's group with SIGKILL while it is idle, starts
+the command again on the same directory, says hello and ``reopen``s every open
+durable buffer; ``run_with_crash`` kills it before the request is sent
+(``io_event`` 0) or ``io_event`` × :data:`KILL_DELAY_UNIT_SECONDS` after it is on
+the wire (unless the reply came first), then does the same.
 """
 
 from __future__ import annotations
@@ -26,27 +40,40 @@ import math
 import os
 import select
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 from typing import NoReturn
 
 from rollcert.model.errors import ERROR_KINDS
+from rollcert.model.errors import UnreachableRollbackError
 from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import CapabilityMissing
 from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import HunkTriples
+from rollcert.stateful_tests.adapter import ReadPairs
 from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import UnsupportedOperations
 from rollcert.stateful_tests.protocol import MAX_LINE_BYTES
+from rollcert.stateful_tests.protocol import OPERATIONS_BY_VERSION
 from rollcert.stateful_tests.protocol import PROTOCOL_ERROR_KIND
 from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
-from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
+from rollcert.stateful_tests.protocol import PROTOCOL_VERSION_2
+from rollcert.stateful_tests.protocol import PROTOCOL_VERSIONS
+from rollcert.stateful_tests.protocol import STATE_DIR_VARIABLE
+from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES_V2
 from rollcert.stateful_tests.protocol import ErrorReply
 from rollcert.stateful_tests.protocol import Hello
 from rollcert.stateful_tests.protocol import ProtocolError
@@ -72,10 +99,20 @@ READ_CHUNK_BYTES: Final = 64 * 1024
 #: repeated every PROGRESS_EVERY_SECONDS, so a slow server never looks like a hung rollcert.
 PROGRESS_AFTER_SECONDS: Final = 2.0
 PROGRESS_EVERY_SECONDS: Final = 10.0
+#: The crash nemesis kills ``io_event`` of these after a request is on the wire
+#: (a splice of the reference server takes about one: a write and an fsync).
+KILL_DELAY_UNIT_SECONDS: Final = 0.001
 
 
 class HandshakeError(HarnessError):
-    """The server could not be started, or its ``hello`` was not ``rollcert-protocol/1``."""
+    """The server could not be started, or its ``hello`` was in no version this client speaks."""
+
+
+class ServerKilled(BaseException):
+    """The crash nemesis killed the server while a request was in flight (or
+    before it was sent). A ``BaseException``: the machine's action catches
+    ``Exception`` (the SUT's refusals), and this must pass through it to
+    ``run_with_crash``, as the ``SystemUnderTest`` protocol requires."""
 
 
 class ServerNotStarted(HandshakeError):
@@ -221,15 +258,22 @@ class ServerConnection:
         *,
         max_line_bytes: int = MAX_LINE_BYTES,
         progress: Callable[[str], None] = _report_progress,
+        environment: Mapping[str, str] | None = None,
+        protocols: Sequence[str] = PROTOCOL_VERSIONS,
     ) -> None:
         self.argv = list(argv)
         self.timeout = check_timeout(timeout)
         self.max_line_bytes = check_max_line_bytes(max_line_bytes)
         self.broken: str | None = None
+        #: The version the handshake settled on (requests are encoded by its table).
+        self.protocol = PROTOCOL_VERSION
+        self._protocols = tuple(protocols)
         self._progress = progress
         self._next_id = 0
         self._lock = threading.Lock()
         self._pending = bytearray()  # bytes read from stdout, not yet part of a reply
+        #: Seconds after the next request is sent at which the crash nemesis kills (0: before).
+        self._kill_after: float | None = None
         try:
             self.process = subprocess.Popen(
                 self.argv,
@@ -238,6 +282,7 @@ class ServerConnection:
                 stderr=subprocess.PIPE,
                 bufsize=0,
                 start_new_session=True,  # its own process group, killed whole on close
+                env=None if environment is None else {**os.environ, **environment},
             )
         except (OSError, ValueError) as error:
             raise ServerNotStarted(f"cannot start the server {shlex.join(self.argv)}: {error}") from None
@@ -251,15 +296,43 @@ class ServerConnection:
         self.hello = self._handshake()
 
     def _handshake(self) -> Hello:
-        try:
-            reply = self.request("hello", protocol=PROTOCOL_VERSION)
-        except HarnessError as error:
-            raise HandshakeError(f"handshake failed: {error}") from None
-        if isinstance(reply, ErrorReply):
-            self._break_quietly(f"the server refused the handshake: {reply.kind}: {reply.message}")
-            raise HandshakeError(f"handshake failed: {self.broken}")
-        assert isinstance(reply, Hello)
-        return reply
+        """Hello in each offered version, newest first: a server that refuses one
+        (an error reply) is asked in the next; any other misstep ends it."""
+        refusals: list[str] = []
+        for protocol in self._protocols:
+            try:
+                reply = self.request("hello", protocol=protocol)
+            except HarnessError as error:
+                raise HandshakeError(f"handshake failed: {error}") from None
+            if isinstance(reply, Hello):
+                self.protocol = reply.protocol
+                return reply
+            assert isinstance(reply, ErrorReply)
+            refusals.append(f"{protocol}: {reply.kind}: {reply.message}")
+        self._break_quietly("the server refused the handshake (" + "; ".join(refusals) + ")")
+        raise HandshakeError(f"handshake failed: {self.broken}")
+
+    # -- the crash nemesis ------------------------------------------------------------------
+
+    def arm_kill(self, delay: float) -> None:
+        """Kill the server during the next request: before sending it (``delay`` 0),
+        or ``delay`` seconds after it is on the wire if no reply has come by then."""
+        self._kill_after = delay
+
+    def disarm_kill(self) -> None:
+        self._kill_after = None
+
+    def kill(self, why: str) -> None:
+        """SIGKILL the server's process group now and reap it (no grace, no EOF first)."""
+        self._kill_after = None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=SHUTDOWN_GRACE_SECONDS)
+        self._pending.clear()
+        if self.broken is None:
+            self.broken = why
+        self._finalizer()  # closes the pipes; the group is already gone
 
     def request(self, op: str, **arguments: object) -> object:
         """Send one request and return its decoded result or :class:`ErrorReply`.
@@ -271,14 +344,22 @@ class ServerConnection:
             if self.broken is not None:
                 raise HarnessError(f"the server is stopped: {self.broken}")
             self._next_id += 1
-            request = Request(self._next_id, op, arguments)
+            asked = arguments.get("protocol") if op == "hello" else self.protocol
+            request = Request(self._next_id, op, arguments, asked if isinstance(asked, str) else self.protocol)
             what = f"request {request.id} ({op})"
             try:
                 line = request.encode()
             except ValueError as error:  # e.g. an integer too long for json to write
                 raise HarnessError(f"cannot encode {what}: {error}") from None
+            kill_after, self._kill_after = self._kill_after, None
+            if kill_after is not None and kill_after <= 0:
+                self.kill(f"killed by the crash nemesis before {what} was sent")
+                raise ServerKilled(self.broken)
             deadline = time.monotonic() + self.timeout
             self._send(line, what, deadline)
+            if kill_after is not None and not self._reply_arrives(min(deadline, time.monotonic() + kill_after)):
+                self.kill(f"killed by the crash nemesis {kill_after * 1000:g} ms into {what}")
+                raise ServerKilled(self.broken)
             reply_line = self._receive_line(what, deadline)
             try:
                 return decode_reply(decode_line(reply_line, self.max_line_bytes), request)
@@ -300,6 +381,24 @@ class ServerConnection:
                 continue
             except OSError:
                 self._fail(f"could not send {what}: the server closed its input")
+
+    def _reply_arrives(self, until: float) -> bool:
+        """Whether a whole reply line (or the end of the output, or more than a line
+        may hold) is there before ``until``; what was read stays pending."""
+        while b"\n" not in self._pending and len(self._pending) <= self.max_line_bytes:
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                readable, _, _ = select.select([self._stdout_fd], [], [], remaining)
+                chunk = os.read(self._stdout_fd, READ_CHUNK_BYTES) if readable else None
+            except OSError:
+                return True  # _receive_line says what went wrong
+            if chunk == b"":
+                return True
+            if chunk:
+                self._pending += chunk
+        return True
 
     def _receive_line(self, what: str, deadline: float) -> bytes:
         """The next line of stdout, read in bounded chunks, within ``deadline``."""
@@ -409,15 +508,38 @@ def _stop_process_group(process: subprocess.Popen[bytes], grace: float = SHUTDOW
 # -- buffers ---------------------------------------------------------------------------
 
 
-class RemoteBuffer(UnsupportedOperations):
-    """One buffer hosted by the server; every call is one request."""
+@dataclass(frozen=True, eq=False)
+class RemoteSnapshot:
+    """A snapshot token of the server, bound to the buffer it was taken of."""
 
-    def __init__(self, connection: ServerConnection, buffer_id: str) -> None:
+    buffer: RemoteBuffer
+    token: str
+
+
+@dataclass(frozen=True, eq=False)
+class RemoteAppliedDiff:
+    """An applied-diff handle of the server, bound to the buffer it was applied to."""
+
+    buffer: RemoteBuffer
+    token: str
+
+
+class RemoteBuffer(UnsupportedOperations):
+    """One buffer hosted by the server; every call is one request.
+
+    A durable buffer belongs to a :class:`DurableHost`, which moves it to the
+    new process when the crash nemesis restarts the server.
+    """
+
+    def __init__(self, connection: ServerConnection, buffer_id: str, host: DurableHost | None = None) -> None:
         self.connection = connection
         self.buffer_id = buffer_id
+        self.host = host
         self.closed = False
 
     def _call(self, op: str, **arguments: object) -> object:
+        if op not in OPERATIONS_BY_VERSION[self.connection.protocol]:
+            raise CapabilityMissing(f"{op} is not an operation of {self.connection.protocol}")
         reply = self.connection.request(op, buffer=self.buffer_id, **arguments)
         if isinstance(reply, ErrorReply):
             raise _refusal(op, reply)
@@ -457,8 +579,91 @@ class RemoteBuffer(UnsupportedOperations):
     def adopt_current(self) -> None:
         self._call("adopt_current")
 
+    # -- capability DIFFS (version 2) -------------------------------------------------------
+
+    def snapshot(self) -> object:
+        token = self._call("snapshot")
+        assert isinstance(token, str)
+        return RemoteSnapshot(self, token)
+
+    def apply_diff(self, snapshot: object, mode: str, hunks: HunkTriples, reads: ReadPairs) -> object:
+        """Refused here as the in-process adapters refuse: a token that is no
+        snapshot is a TypeError, another buffer's snapshot a ValueError (as
+        ``DiffableBuffer.apply_diff`` says); the rest is the server's to judge."""
+        if not isinstance(snapshot, RemoteSnapshot):
+            raise TypeError(f"not a snapshot of this server: {type(snapshot).__name__}")
+        if snapshot.buffer is not self:
+            raise ValueError("the diff was authored on a snapshot of another buffer")
+        if not isinstance(mode, str):
+            raise TypeError(f"mode must be a string, got {type(mode).__name__}")
+        wire_hunks = [_hunk(hunk) for hunk in hunks]
+        wire_reads = [_region(region) for region in reads]
+        token = self._call("apply_diff", snapshot=snapshot.token, mode=mode, hunks=wire_hunks, reads=wire_reads)
+        assert isinstance(token, str)
+        return RemoteAppliedDiff(self, token)
+
+    def rollback_diff(self, applied: object) -> None:
+        if not isinstance(applied, RemoteAppliedDiff):
+            raise TypeError(f"not an applied diff of this server: {type(applied).__name__}")
+        if applied.buffer is not self:
+            raise UnreachableRollbackError("the diff was applied to another buffer")
+        self._call("rollback_diff", applied=applied.token)
+
+    # -- capability DURABILITY (version 2) ----------------------------------------------------
+
+    def compact(self, keep: int) -> None:
+        self._call("compact", keep=_integer("keep", keep))
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def corrupt_committed_record(self, damage: str) -> bool:
+        result = self._call("corrupt_committed_record", damage=damage)
+        assert isinstance(result, bool)
+        return result
+
+    def repair_corruption(self) -> None:
+        self._call("repair_corruption")
+
+    def restart(self) -> None:
+        """A real crash while idle: SIGKILL the server, start it again on the same
+        state directory, reopen every open durable buffer (this one's refusal,
+        a ``RecoveryError`` say, is raised)."""
+        self._durable_host().restart(self)
+
+    def run_with_crash(self, action: Callable[[], None], io_event: int, lost: int) -> bool:
+        """Run ``action`` with a real SIGKILL of the server armed: before the
+        request is sent (``io_event`` 0), or ``io_event`` ×
+        :data:`KILL_DELAY_UNIT_SECONDS` after it is on the wire unless its reply
+        came first; then (killing it now if it is still alive) restart and
+        reopen. True if the kill interrupted the action (its reply was never read).
+
+        ``lost`` cannot be honoured: a kill cannot choose which unsynced bytes
+        the process loses (a server loses what it kept in its own memory, as
+        the reference server's state directory does; the kernel keeps the rest).
+        """
+        host = self._durable_host()
+        _integer("io_event", io_event)
+        host.connection.arm_kill(io_event * KILL_DELAY_UNIT_SECONDS)
+        interrupted = False
+        try:
+            action()
+        except ServerKilled:
+            interrupted = True
+        finally:
+            host.connection.disarm_kill()
+            host.restart(self)
+        return interrupted
+
+    def _durable_host(self) -> DurableHost:
+        if self.host is None:
+            raise HarnessError("a crash needs a durable buffer (BufferConfig.durable); this one is in memory")
+        return self.host
+
     def close(self) -> None:
         """Free the buffer on the server; nothing to do if the server already broke."""
+        if self.host is not None:
+            self.host.forget(self)
         if self.closed or self.connection.broken is not None:
             return
         self.closed = True
@@ -478,13 +683,29 @@ def _integer(name: str, value: object) -> int:
     return value
 
 
+def _bytes(name: str, value: object) -> bytes:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes, got {type(value).__name__}")
+    return bytes(value)
+
+
+def _hunk(hunk: object) -> tuple[int, int, bytes]:
+    if not (isinstance(hunk, (tuple, list)) and len(hunk) == 3):
+        raise TypeError(f"a hunk must be (start, end, replacement), got {hunk!r}")
+    return _integer("a hunk's start", hunk[0]), _integer("a hunk's end", hunk[1]), _bytes("a replacement", hunk[2])
+
+
+def _region(region: object) -> tuple[int, int]:
+    if not (isinstance(region, (tuple, list)) and len(region) == 2):
+        raise TypeError(f"a read region must be (start, end), got {region!r}")
+    return _integer("a region's start", region[0]), _integer("a region's end", region[1])
+
+
 def _edit_arguments(offset: object, delete_length: object, insert: object) -> dict[str, object]:
-    if not isinstance(insert, (bytes, bytearray, memoryview)):
-        raise TypeError(f"insert must be bytes, got {type(insert).__name__}")
     return {
         "offset": _integer("offset", offset),
         "delete_length": _integer("delete_length", delete_length),
-        "insert": bytes(insert),
+        "insert": _bytes("insert", insert),
     }
 
 
@@ -496,8 +717,84 @@ def _integer_result(value: object) -> int:
 # -- the target ------------------------------------------------------------------------
 
 
+class DurableHost:
+    """The process that hosts the durable buffers: the same command, started with
+    ``$ROLLCERT_STATE_DIR`` naming one directory (the same on every start).
+
+    It is separate from the process of the in-memory buffers, so that a kill
+    loses nothing a test did not ask to crash. The crash nemesis kills it;
+    :meth:`restart` starts it again and moves every open durable buffer to the
+    new process with ``reopen``.
+    """
+
+    def __init__(self, start: Callable[[], ServerConnection], hello: Hello) -> None:
+        self._start = start
+        self.hello = hello
+        self.connection = self._connect()
+        self.buffers: list[RemoteBuffer] = []
+
+    def _connect(self) -> ServerConnection:
+        connection = self._start()
+        if connection.hello != self.hello:
+            connection.close()
+            raise HarnessError(
+                f"the server started on its state directory introduced itself differently: {connection.hello} "
+                f"instead of {self.hello}"
+            )
+        return connection
+
+    def new_buffer(self, config: BufferConfig) -> RemoteBuffer:
+        if self.connection.broken is not None:  # a break, not a kill: a fresh start (the old buffers stay broken)
+            self.connection = self._connect()
+        reply = self.connection.request(
+            "new",
+            initial=config.initial,
+            capacity=config.capacity,
+            policy=config.policy,
+            durable=True,
+            durability=config.durability,
+        )
+        if isinstance(reply, ErrorReply):
+            raise _refusal("new", reply)
+        assert isinstance(reply, str)
+        buffer = RemoteBuffer(self.connection, reply, self)
+        self.buffers.append(buffer)
+        return buffer
+
+    def forget(self, buffer: RemoteBuffer) -> None:
+        with contextlib.suppress(ValueError):
+            self.buffers.remove(buffer)
+
+    def restart(self, requester: RemoteBuffer) -> None:
+        """SIGKILL the server (if the nemesis has not already), start it again and
+        reopen every durable buffer that lived in it. ``requester``'s refusal to
+        reopen (recovery refused a corrupt journal) is raised; the buffer then
+        stays closed until ``repair_corruption`` opens it."""
+        old = requester.connection
+        if old is not self.connection:
+            raise HarnessError(f"buffer {requester.buffer_id} lives in a server that broke earlier: {old.broken}")
+        old.kill("killed by the crash nemesis (restart)")
+        self.connection = self._connect()
+        failure: Exception | None = None
+        for buffer in list(self.buffers):
+            if buffer.connection is not old:
+                continue
+            buffer.connection = self.connection
+            reply = self.connection.request("reopen", buffer=buffer.buffer_id)
+            if isinstance(reply, ErrorReply):
+                refusal = _refusal("reopen", reply)
+                if buffer is requester:
+                    failure = refusal
+                elif isinstance(refusal, HarnessError):
+                    raise refusal
+        if failure is not None:
+            raise failure
+
+
 class SubprocessServer:
-    """The server behind one Target: one process at a time, restarted after a break."""
+    """The server behind one Target: one process at a time for the in-memory
+    buffers, restarted after a break, and (version 2, capability durability)
+    a second one for the durable buffers, which the crash nemesis kills."""
 
     def __init__(self, argv: Sequence[str], timeout: float, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if not argv:
@@ -505,15 +802,31 @@ class SubprocessServer:
         self.argv = list(argv)
         self.timeout = check_timeout(timeout)
         self.max_line_bytes = check_max_line_bytes(max_line_bytes)
-        self.connection = self._connect()
+        #: The state directories this client owns (one per process), removed with it.
+        self.state_root = tempfile.mkdtemp(prefix="rollcert-state-")
+        self._remove_state = weakref.finalize(self, shutil.rmtree, self.state_root, True)
+        try:
+            self.connection = self._connect()
+        except BaseException:
+            self._remove_state()
+            raise
         self.hello = self.connection.hello
+        self._durable: DurableHost | None = None
 
-    def _connect(self) -> ServerConnection:
-        return ServerConnection(self.argv, self.timeout, max_line_bytes=self.max_line_bytes)
+    def _connect(self, directory: str = "memory") -> ServerConnection:
+        state_dir = os.path.join(self.state_root, directory)
+        os.makedirs(state_dir, exist_ok=True)
+        return ServerConnection(
+            self.argv, self.timeout, max_line_bytes=self.max_line_bytes, environment={STATE_DIR_VARIABLE: state_dir}
+        )
 
     def new_buffer(self, config: BufferConfig) -> SystemUnderTest:
         if config.durable:
-            raise HarnessError(f"{PROTOCOL_VERSION} cannot carry durable buffers (capability durability)")
+            if Capability.DURABILITY not in self.hello.capabilities:
+                raise HarnessError(f"the server does not declare capability durability ({self.hello.protocol})")
+            if self._durable is None:
+                self._durable = DurableHost(lambda: self._connect("durable"), self.hello)
+            return self._durable.new_buffer(config)
         if self.connection.broken is not None:
             self.connection = self._connect()
             if self.connection.hello != self.hello:
@@ -522,7 +835,10 @@ class SubprocessServer:
                     f"instead of {self.hello}"
                 )
         connection = self.connection
-        reply = connection.request("new", initial=config.initial, capacity=config.capacity, policy=config.policy)
+        arguments: dict[str, object] = {"initial": config.initial, "capacity": config.capacity, "policy": config.policy}
+        if connection.protocol == PROTOCOL_VERSION_2:
+            arguments.update(durable=False, durability=config.durability)
+        reply = connection.request("new", **arguments)
         if isinstance(reply, ErrorReply):
             raise _refusal("new", reply)
         assert isinstance(reply, str)
@@ -530,6 +846,9 @@ class SubprocessServer:
 
     def close(self) -> None:
         self.connection.close()
+        if self._durable is not None:
+            self._durable.connection.close()
+        self._remove_state()
 
 
 def subprocess_target(
@@ -543,11 +862,12 @@ def subprocess_target(
     raises ValueError.
 
     The server is started and greeted now, because its hello says what the
-    Target is. If that fails, the Target still exists: every property the
-    protocol can carry is judged ``error`` with the handshake's failure as the
-    reason — the server broke the protocol, which is a verdict, not a usage error.
-    A command that cannot be run at all raises :class:`ServerNotStarted`
-    (``rollcert.stateful_tests.targets`` reports it as a target error).
+    Target is: its capabilities and (version 2) its alphabet. If that fails,
+    the Target still exists: every property the protocol can carry is judged
+    ``error`` with the handshake's failure as the reason — the server broke the
+    protocol, which is a verdict, not a usage error. A command that cannot be
+    run at all raises :class:`ServerNotStarted` (``rollcert.stateful_tests.targets``
+    reports it as a target error).
     """
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     seconds = check_timeout(default_timeout() if timeout is None else timeout)
@@ -566,12 +886,34 @@ def subprocess_target(
         return Target(
             name=label,
             version="unknown",
-            capabilities=frozenset(WIRE_CAPABILITIES),
+            capabilities=frozenset(WIRE_CAPABILITIES_V2),
             factory=refuse,
-            description=f"a {PROTOCOL_VERSION} server whose handshake failed",
+            description="a rollcert-protocol server whose handshake failed",
             notes={"command": shlex.join(argv), "handshake": failure},
         )
     hello = server.hello
+    notes = {
+        "server": hello.name,
+        "command": shlex.join(argv),
+        "protocol": hello.protocol,
+        "timeout": f"{seconds:g} s",
+        "max_line_bytes": str(line_limit),
+    }
+    if hello.protocol != PROTOCOL_VERSION:
+        limits = hello.limits
+        notes["limits"] = (
+            f"alphabet {'any byte' if limits.alphabet is None else repr(limits.alphabet)}, "
+            f"max buffer {limits.max_buffer_bytes or 'unbounded'} bytes, "
+            f"max insert {limits.max_insert_bytes or 'unbounded'} bytes "
+            "(the alphabet is the generated text's; the machines' buffers and inserts are a few bytes, "
+            "far below any declared maximum, which is recorded here but not otherwise used)"
+        )
+    if Capability.DURABILITY in hello.capabilities:
+        notes["crashes"] = (
+            "real: SIGKILL of the server's process group (before a request, or "
+            f"io_event x {KILL_DELAY_UNIT_SECONDS * 1000:g} ms after it is sent), restart on the same "
+            f"${STATE_DIR_VARIABLE}, reopen; the trace's 'lost bytes' cannot be chosen by a kill and are ignored"
+        )
     return Target(
         # The name is the TARGET text that resolves to this target again, so the
         # certificate's "rollcert replay" line works; the server names itself below.
@@ -579,24 +921,24 @@ def subprocess_target(
         version=hello.version,
         capabilities=hello.capabilities,
         factory=server.new_buffer,
-        description=f"{hello.name} {hello.version}, served over {PROTOCOL_VERSION}",
-        notes={
-            "server": hello.name,
-            "command": shlex.join(argv),
-            "protocol": PROTOCOL_VERSION,
-            "timeout": f"{seconds:g} s",
-            "max_line_bytes": str(line_limit),
-        },
+        description=f"{hello.name} {hello.version}, served over {hello.protocol}",
+        notes=notes,
+        alphabet=hello.limits.alphabet,
     )
 
 
 __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
+    "KILL_DELAY_UNIT_SECONDS",
     "MAX_LINE_ENVIRONMENT_VARIABLE",
     "TIMEOUT_ENVIRONMENT_VARIABLE",
+    "DurableHost",
     "HandshakeError",
+    "RemoteAppliedDiff",
     "RemoteBuffer",
+    "RemoteSnapshot",
     "ServerConnection",
+    "ServerKilled",
     "ServerNotStarted",
     "ServerReportedError",
     "StderrTail",
