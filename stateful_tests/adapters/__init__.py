@@ -39,12 +39,14 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "gnu-patch": "rollcert.stateful_tests.adapters.gnu_patch:build_target",
     "git-apply": "rollcert.stateful_tests.adapters.git_apply:build_target",
     "git-apply-3way": "rollcert.stateful_tests.adapters.git_apply:build_three_way_target",
+    "mcp-filesystem-edit": "rollcert.stateful_tests.adapters.mcp_filesystem:build_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
     # (stateful_tests/known_findings/diff_applier.toml).
     "diff-match-patch-focused": "rollcert.stateful_tests.findings:diff_match_patch_focused",
     "gnu-patch-focused": "rollcert.stateful_tests.findings:gnu_patch_focused",
     "git-apply-focused": "rollcert.stateful_tests.findings:git_apply_focused",
     "git-apply-3way-focused": "rollcert.stateful_tests.findings:git_apply_3way_focused",
+    "mcp-filesystem-edit-focused": "rollcert.stateful_tests.adapters.mcp_filesystem:build_focused_target",
 }
 
 
