@@ -133,7 +133,7 @@ def python_environment(name: str, requirements: list[str]) -> Path:
     (``aider-chat==0.86.2``): the certificate names the version that was installed.
     """
     _check_name(name)
-    recipe = _Recipe("python", name, _check_pins(requirements, "=="), interpreter=sys.executable)
+    recipe = _Recipe("python", name, _check_pins(requirements, "=="), interpreter=os.path.realpath(sys.executable))
     folder = environments_root() / name
     python = folder / "bin" / "python"
     if not _is_current(folder, recipe, python):

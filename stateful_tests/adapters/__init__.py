@@ -40,6 +40,8 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "git-apply": "rollcert.stateful_tests.adapters.git_apply:build_target",
     "git-apply-3way": "rollcert.stateful_tests.adapters.git_apply:build_three_way_target",
     "mcp-filesystem-edit": "rollcert.stateful_tests.adapters.mcp_filesystem:build_target",
+    "aider-search-replace": "rollcert.stateful_tests.adapters.aider_tools:build_search_replace_target",
+    "aider-udiff": "rollcert.stateful_tests.adapters.aider_tools:build_udiff_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
     # (stateful_tests/known_findings/diff_applier.toml).
     "diff-match-patch-focused": "rollcert.stateful_tests.findings:diff_match_patch_focused",
