@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,7 @@ from rollcert.stateful_tests.findings import parse_findings
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.targets import resolve_target
+from rollcert.stateful_tests.tool_envs import node_environment
 
 PAGE = "mcp_filesystem.md"
 TARGETS = ("mcp-filesystem-edit", "mcp-filesystem-edit-focused")
@@ -396,3 +398,32 @@ def test_a_refused_edit_file_call_changes_nothing() -> None:
     last = steps[-1]
     assert last.actual.error == "StaleBaseError" and last.actual.buffer == last.before
     assert "Could not find exact match" in last.sut_message
+
+
+@pytest.mark.slow
+def test_the_pages_reproduction_prints_what_the_page_says(tmp_path: Path) -> None:
+    """The page's node script, run against the installed package, prints the output the
+    page pastes: the reproductions stay real when a release changes the tool."""
+    _require_node()
+    page = (Path(__file__).resolve().parent.parent / "docs" / "certifications" / PAGE).read_text(
+        encoding="utf-8"
+    )
+    script = re.search(r"```js\n(.*?)```", page, re.DOTALL)
+    output = re.search(r"Its output[^\n]*\n\n```\n(.*?)```", page, re.DOTALL)
+    assert script is not None and output is not None, f"{PAGE}: the reproduction script or its output is gone"
+    (tmp_path / "repro.mjs").write_text(script[1], encoding="utf-8")
+    package = mcp_filesystem.package_folder(
+        node_environment(mcp_filesystem.ENVIRONMENT, [mcp_filesystem.PIN])
+    )
+    node = shutil.which("node")
+    assert node is not None
+    done = subprocess.run(
+        [node, "repro.mjs", str(package)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == output[1], f"{PAGE}: the reproduction now prints\n{done.stdout}"

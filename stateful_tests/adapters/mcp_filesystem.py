@@ -39,6 +39,7 @@ from rollcert.stateful_tests.adapter import TargetError
 #: The npm package and the exact version certified (docs/certifications/mcp_filesystem.md).
 PACKAGE = "@modelcontextprotocol/server-filesystem"
 VERSION = "2026.8.31"
+PIN = f"{PACKAGE}@{VERSION}"
 #: The tool environment's folder name (under $ROLLCERT_TOOL_ENVS).
 ENVIRONMENT = "mcp-server-filesystem"
 NAME = "mcp-filesystem-edit"
@@ -66,7 +67,7 @@ def build_target() -> Target:
     node = shutil.which("node")
     if node is None:
         raise TargetError(f"{NAME} needs node (Node.js 18 or later) on PATH to run {PACKAGE}")
-    package = package_folder(node_environment(ENVIRONMENT, [f"{PACKAGE}@{VERSION}"]))
+    package = package_folder(node_environment(ENVIRONMENT, [PIN]))
     try:
         served = subprocess_target(server_command(package, node))
     except (ValueError, ServerNotStarted) as error:
