@@ -14,16 +14,23 @@ from typing import Any
 
 import pytest
 
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.operations import ApplyDiff
 from rollcert.model.operations import Operation
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
 from rollcert.specimens import SPECIMEN_CAPABILITIES
+from rollcert.specimens import load_all
 from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
+from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
@@ -115,3 +122,25 @@ def test_fold_is_refused_when_the_violation_needs_the_records() -> None:
 
 def _json(violation: Violation) -> str:
     return json.dumps(trace_json(ROLLBACK, violation.config, _operations(violation)))
+
+
+def test_diff_family_folds_the_edit_made_before_the_snapshot() -> None:
+    """fuzzy_reconcile's S2 counterexample at quick seed 0 began with an agent edit
+    made before the snapshot: only the bytes it left mattered, so it is folded."""
+    target = load_all()["fuzzy_reconcile"].target
+    assert target is not None
+    operations = [
+        Splice(3, 0, b"aa"),
+        TakeSnapshot(),
+        ToolWrite(0, 0, b"1"),
+        Splice(5, 1, b""),
+        ApplyDiff(0, "content", (Hunk(7, 7, b"X"),), (Region(4, 5),)),
+    ]
+    with pytest.raises(Violation) as caught:
+        replay(DIFFS, target, BufferConfig(b"bcdef"), operations)
+
+    shortest = minimise(DIFFS, target, caught.value)
+
+    kept = _operations(shortest)
+    assert len(kept) == 4 and isinstance(kept[0], TakeSnapshot), kept
+    assert len(shortest.config.initial) == 7 and b"aa" in shortest.config.initial  # b"bcdef" with the edit made
