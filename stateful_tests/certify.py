@@ -12,8 +12,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import replace
+from typing import TYPE_CHECKING
 from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
@@ -31,11 +36,17 @@ from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
+from rollcert.stateful_tests.progress import Budget
+from rollcert.stateful_tests.progress import ProgressSink
+from rollcert.stateful_tests.progress import Sampler
 from rollcert.stateful_tests.shrink import minimise
 from rollcert.stateful_tests.verdicts import VERDICTS
 from rollcert.stateful_tests.verdicts import CertificateData
 from rollcert.stateful_tests.verdicts import Counterexample
 from rollcert.stateful_tests.verdicts import PropertyResult
+
+if TYPE_CHECKING:  # the parallel runner is imported only when -j asks for it
+    from rollcert.stateful_tests.parallel import TargetSource
 
 #: The records live in verdicts.py; they are named here too, where most callers look.
 __all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "certify", "certify_property", "run_to_verdict"]
@@ -52,8 +63,73 @@ def _first_violation(error: BaseException) -> BaseException:
     return error
 
 
-def certify_property(target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
-    """Run the machine of one property and decide its verdict."""
+def certify_property(
+    target: Target, property_id: str, profile: Profile, seed: int, *, progress: ProgressSink | None = None
+) -> PropertyResult:
+    """Run the machine of one property and decide its verdict, telling ``progress``
+    (if any) how it goes. The verdict depends only on the arguments but
+    ``progress``: nothing is carried from one property's run to the next, which
+    is what lets ``certify -j N`` run them in separate processes."""
+    with without_local_constants():
+        if progress is None:
+            return _certify_property(target, property_id, profile, seed, None)
+        progress.started(property_id, _budget(property_id, profile))
+        result = _certify_property(target, property_id, profile, seed, progress)
+    progress.finished(property_id, result.verdict, summary(result))
+    return result
+
+
+@contextmanager
+def without_local_constants() -> Iterator[None]:
+    """Keep Hypothesis's pool of "local constants" empty while a property runs.
+
+    Hypothesis (6.131 on) now and then draws a literal found in the source of
+    the *local* modules imported so far (those outside site-packages: an
+    editable install's, the current directory's). That pool grows with every
+    import, so a property's draws would depend on what the process happened to
+    import before it: on which properties ran earlier, on whether ``rollcert
+    certify``, pytest or a worker of ``-j N`` runs it, and on any edit to any
+    constant in the source tree. A certificate must depend only on the target,
+    the property, the profile and the seed. Hypothesis's global constants
+    (boundary numbers, unusual strings) are a fixed list and stay. A later
+    Hypothesis without this pool is left alone."""
+    from hypothesis.internal.conjecture import providers
+
+    get = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    constants = getattr(providers, "Constants", None)
+    if get is None or cache is None or constants is None:
+        yield
+        return
+    empty = constants()
+    providers._get_local_constants = lambda: empty  # type: ignore[attr-defined]
+    cache.clear()  # (global, local) pairs computed from the full pool
+    try:
+        yield
+    finally:
+        providers._get_local_constants = get  # type: ignore[attr-defined]
+        cache.clear()
+
+
+def _budget(property_id: str, profile: Profile) -> Budget | None:
+    if property_id == "R7":  # programs run many times each: no step budget to show
+        return None
+    examples = profile.max_examples * profile.rounds
+    return Budget(examples, examples * profile.steps_per_example)
+
+
+def summary(result: PropertyResult) -> str:
+    """A few words after a property's verdict on the live display (one line)."""
+    if result.verdict == "violated" and result.counterexample is not None:
+        return f"counterexample of {len(result.counterexample.steps)} steps"
+    if result.verdict in ("passed", "violated"):
+        return ""
+    return result.reason.splitlines()[0] if result.reason else ""
+
+
+def _certify_property(
+    target: Target, property_id: str, profile: Profile, seed: int, progress: ProgressSink | None
+) -> PropertyResult:
     if property_id == "R7":  # linearizability: the concurrent family, one module of its own
         from rollcert.stateful_tests.concurrency import certify_linearizability
 
@@ -75,7 +151,7 @@ def certify_property(target: Target, property_id: str, profile: Profile, seed: i
     result = run_to_verdict(
         machine, tracker, family.situations(property_id, target), PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
-        minimise=lambda violation: minimise(family, target, violation), family=family.name,
+        minimise=lambda violation: minimise(family, target, violation), family=family.name, progress=progress,
     )
     result.figures = family.figures(tracker.tallies)
     return result
@@ -105,6 +181,7 @@ def run_to_verdict(
     seed: int,
     minimise: Callable[[Violation], Violation],
     family: str,
+    progress: ProgressSink | None = None,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -112,18 +189,25 @@ def run_to_verdict(
     The one place where a run becomes a verdict, for every family: a :class:`Violation` is minimised into a
     counterexample; a harness failure, a non-deterministic SUT or an unexpected
     exception is ``error``; a clean run that missed a situation is ``unknown``.
+    ``progress`` sees the tracker's counters (sampled, never per step) and the
+    first violation before it is minimised.
     """
     started = time.perf_counter()
     try:
-        for round_number in range(profile.rounds):
-            round_seed = seed + round_number * ROUND_SEED_STRIDE
-            test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
-            hypothesis_seed(round_seed)(test)()
-            if all(tracker.reached[s.name] for s in situations):
-                break
+        with _sampling(progress, result.property_id, tracker):
+            for round_number in range(profile.rounds):
+                round_seed = seed + round_number * ROUND_SEED_STRIDE
+                test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
+                hypothesis_seed(round_seed)(test)()
+                if all(tracker.reached[s.name] for s in situations):
+                    break
     except BaseException as raised:  # every failure becomes a verdict
         error = _first_violation(raised)
         if isinstance(error, Violation):
+            if progress is not None:
+                progress.violation(
+                    result.property_id, f"step {len(error.steps)} of example {tracker.examples}: {error.explanation}"
+                )
             error = minimise(error)
             config = error.config
             result.verdict = "violated"
@@ -165,6 +249,12 @@ def run_to_verdict(
     return result
 
 
+def _sampling(progress: ProgressSink | None, property_id: str, tracker: _Tracker) -> AbstractContextManager[object]:
+    if progress is None:
+        return nullcontext()
+    return Sampler(progress, property_id, lambda: (tracker.examples, tracker.steps))
+
+
 def certify(
     target: Target,
     *,
@@ -172,19 +262,34 @@ def certify(
     seed: int = 0,
     only: tuple[str, ...] | None = None,
     target_text: str | None = None,
+    jobs: int = 1,
+    source: TargetSource | None = None,
+    progress: ProgressSink | None = None,
 ) -> CertificateData:
     """Certify every property (or ``only`` some) of ``target``. ``target_text``
     is the TARGET exactly as the user typed it, for the replay commands (a
-    ``module:attr`` or a subprocess command line, not the target's display name)."""
+    ``module:attr`` or a subprocess command line, not the target's display name).
+
+    With ``jobs`` above 1 the properties run in up to ``jobs`` worker processes
+    (:mod:`rollcert.stateful_tests.parallel`), each resolving the target anew from
+    ``source`` (default: ``target_text``; a Target holds closures and is never
+    pickled); the verdicts and counterexamples are those of a serial run."""
     chosen = PROFILES[profile]
-    results: dict[str, PropertyResult] = {}
-    for property_id in ALL_PROPERTY_IDS:
-        if only is not None and property_id not in only:
-            continue
-        result = certify_property(target, property_id, chosen, seed)
+    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
+    if jobs > 1 and len(property_ids) > 1:
+        from rollcert.stateful_tests.parallel import TargetSource
+        from rollcert.stateful_tests.parallel import certify_in_workers
+
+        if source is None:
+            if target_text is None or target.set_aside:
+                raise ValueError("certify(jobs > 1) re-resolves the target in each worker: give source=TargetSource(...)")
+            source = TargetSource(target_text)
+        results = certify_in_workers(source, property_ids, profile, seed, jobs, progress)
+    else:
+        results = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in property_ids}
+    for result in results.values():
         if target_text is not None and result.counterexample is not None:
             result.counterexample = replace(result.counterexample, target=target_text)
-        results[property_id] = result
     if "R0" in results:
         _fold_into_master(results)
     return CertificateData(target, profile, seed, results)

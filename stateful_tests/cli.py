@@ -2,7 +2,7 @@
 
     rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
                      [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
-                     [--exhaustive-depth K] [--set-aside FINDINGS.toml]
+                     [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible]
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID)
     rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] [--depth K]          # bounded exhaustive search
@@ -147,6 +147,18 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
         "--exhaustive-depth", type=whole_number(1, 6), metavar="K", help="also run the bounded exhaustive search to depth K"
     )
     add_set_aside_option(parser)
+    parser.add_argument(
+        "-j", "--jobs", type=whole_number(1), default=1, metavar="N",
+        help="certify the properties in N worker processes; the same certificate as -j 1 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no live progress on a terminal (none is shown when stderr is not one)"
+    )
+    parser.add_argument(
+        "--reproducible", action="store_true",
+        help="no wall-clock readings in the certificate (seconds 0, created from $SOURCE_DATE_EPOCH or 0), "
+        "so one target, profile and seed give the same bytes",
+    )
 
 
 def _certify(args: argparse.Namespace) -> int:
@@ -155,17 +167,40 @@ def _certify(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import render_text
     from rollcert.stateful_tests.certificate import to_json
     from rollcert.stateful_tests.certify import certify
+    from rollcert.stateful_tests.parallel import TargetSource
+    from rollcert.stateful_tests.progress import display_for
 
     only = _only(args.only)
     check_writable(args.json, args.markdown, args.junit, args.html)
+    created = _source_date() if args.reproducible else None  # refused, if bad, before the run
     target = resolve_with_findings(args, args.target)
-    certificate = certify(target, profile=args.profile, seed=args.seed, only=only, target_text=args.target)
+    source = TargetSource(args.target, args.set_aside.absolute() if args.set_aside is not None else None)
+    display = display_for([p for p in ALL_PROPERTY_IDS if only is None or p in only], quiet=args.quiet)
+    try:
+        certificate = certify(
+            target, profile=args.profile, seed=args.seed, only=only, target_text=args.target,
+            jobs=args.jobs, source=source, progress=display,
+        )
+    except KeyboardInterrupt:  # every worker is stopped by now; say so in one line
+        print("rollcert: interrupted; no certificate written", file=sys.stderr)
+        return 130
+    finally:
+        if display is not None:
+            display.close()
+    if args.reproducible:
+        for result in certificate.results.values():
+            result.seconds = 0.0
     if args.exhaustive_depth is not None:
         from rollcert.stateful_tests.exhaustive import explore
 
         certificate.exhaustive = explore(target, depth=args.exhaustive_depth)
     print(render_text(certificate))
-    write_output(args.json, json.dumps(to_json(certificate), indent=2) + "\n")
+    record = to_json(certificate)
+    if created is not None:
+        record["created"] = created
+        if "exhaustive" in record:
+            record["exhaustive"].update(seconds=0.0, states_per_second=0)
+    write_output(args.json, json.dumps(record, indent=2) + "\n")
     write_output(args.markdown, render_markdown(certificate))
     write_output(args.junit, render_junit(certificate))
     if args.html is not None:
@@ -174,6 +209,22 @@ def _certify(args: argparse.Namespace) -> int:
 
         write_output(args.html, render_html(from_certificate_data(certificate)))
     return certificate.exit_status
+
+
+def _source_date() -> str:
+    """The certificate's creation time for ``--reproducible``: $SOURCE_DATE_EPOCH
+    (the reproducible-builds convention) or the epoch itself."""
+    import datetime
+
+    text = os.environ.get("SOURCE_DATE_EPOCH", "0")
+    try:
+        seconds = int(text, 10)
+    except ValueError:
+        raise UsageError(f"SOURCE_DATE_EPOCH={text!r} is not a whole number of seconds") from None
+    try:
+        return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        raise UsageError(f"SOURCE_DATE_EPOCH={text!r} is out of range") from None
 
 
 def _configure_replay(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,241 @@
+"""``rollcert certify -j N``: each property in a worker process of its own.
+
+A property's run depends only on the target, the property, the profile and the
+seed (Hypothesis is seeded per round, runs without an example database, and
+every machine starts each example from a fresh SUT and model), so the
+properties can run anywhere in any order and give what a serial run gives; the
+certificate is put together in the parent, in the serial order, and R0 takes
+the others' counterexamples there (``certify._fold_into_master``), as serially.
+
+Design choices, and why:
+
+- **One process per property**, at most ``jobs`` at a time, started from the
+  ``forkserver`` context (``spawn`` where there is none): a fresh interpreter
+  state per property, so nothing one property's run left behind (a module-level
+  counter of buffer ids, a cache, a thread) can reach another's, and a worker
+  that dies takes down exactly one property, which is then ``error`` with the
+  signal or exit status that ended it. A process pool would hand a dead
+  worker's ``BrokenProcessPool`` to every pending property alike.
+- **The target is resolved again in the worker** from :class:`TargetSource`
+  (the TARGET text and the ``--set-aside`` file): a ``Target`` holds closures
+  (its factory, a findings file's predicates) and is never pickled.
+- **One pipe per worker**, carrying progress events and then the result; a
+  pipe that reaches its end with no result means the worker died. The parent
+  waits on all pipes at once, so it never hangs on a dead worker and wakes at
+  least ten times a second to redraw the progress display.
+- **Ctrl-C** reaches every worker (they share the terminal's process group);
+  a worker then exits quietly, and the parent terminates whatever is left and
+  re-raises :class:`KeyboardInterrupt`.
+
+Timings: a property's ``seconds`` is measured in its worker around its own run,
+as in a serial run, so it does not count the time it waited for a free worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.connection import wait
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.progress import INTERVAL
+from rollcert.stateful_tests.progress import Budget
+from rollcert.stateful_tests.progress import ProgressSink
+from rollcert.stateful_tests.verdicts import PropertyResult
+
+#: Seconds a worker is given to stop after ``terminate`` before it is killed.
+TERMINATE_GRACE = 2.0
+
+
+@dataclass(frozen=True)
+class TargetSource:
+    """How a worker builds the target again: the TARGET as the user typed it and
+    the findings file (``--set-aside``) whose findings it sets aside, if any."""
+
+    text: str
+    set_aside: Path | None = None
+
+    def resolve(self) -> Target:
+        from dataclasses import replace
+
+        from rollcert.stateful_tests.findings import load_findings
+        from rollcert.stateful_tests.targets import resolve_target
+
+        findings = load_findings(self.set_aside) if self.set_aside is not None else ()
+        target = resolve_target(self.text)
+        return replace(target, set_aside=(*target.set_aside, *findings)) if findings else target
+
+
+class _PipeSink:
+    """The worker's end of the progress display: every event goes to the parent.
+
+    A :class:`~rollcert.stateful_tests.progress.Sampler` calls ``advanced`` from
+    its own thread, at most ten times a second; sends are serialised by the
+    connection's use from one thread at a time (the GIL and a lock)."""
+
+    def __init__(self, connection: Connection) -> None:
+        import threading
+
+        self._connection = connection
+        self._lock = threading.Lock()
+
+    def _send(self, *message: Any) -> None:
+        with self._lock:
+            self._connection.send(message)
+
+    def started(self, property_id: str, budget: Budget | None) -> None:
+        self._send("started", property_id, budget)
+
+    def advanced(self, property_id: str, examples: int, steps: int) -> None:
+        self._send("advanced", property_id, examples, steps)
+
+    def violation(self, property_id: str, text: str) -> None:
+        self._send("violation", property_id, text)
+
+    def finished(self, property_id: str, verdict: str, detail: str) -> None:
+        pass  # the parent reports it on receiving the result, after the worker's last send
+
+
+def _work(source: TargetSource, property_id: str, profile: str, seed: int, connection: Connection, report: bool) -> None:
+    """A worker's whole life: resolve the target, certify one property, send the result."""
+    from rollcert.stateful_tests.certify import certify_property
+    from rollcert.stateful_tests.profiles import PROFILES
+
+    try:
+        try:
+            target = source.resolve()
+            sink = _PipeSink(connection) if report else None
+            result = certify_property(target, property_id, PROFILES[profile], seed, progress=sink)
+            message: tuple[Any, ...] = ("result", result)
+        except KeyboardInterrupt:
+            return  # the parent was interrupted too, and says so
+        except BaseException as error:  # a failure to resolve or to run is this property's error
+            message = ("failed", f"{type(error).__name__}: {error}")
+        try:
+            connection.send(message)
+        except Exception as error:  # say why the result could not travel
+            connection.send(("failed", f"the result could not be sent to the parent: {type(error).__name__}: {error}"))
+    except (KeyboardInterrupt, BrokenPipeError):
+        return
+    finally:
+        connection.close()
+
+
+def _context() -> BaseContext:
+    """``forkserver`` where it exists (forks of a small clean server: fast, and no
+    copy of the parent's threads or state), else ``spawn``; never plain ``fork``."""
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        # Imported once in the server, inherited by every fork: workers start in milliseconds.
+        context.set_forkserver_preload(["rollcert.stateful_tests.certify"])
+    return context
+
+
+def _death(property_id: str, exitcode: int | None) -> str:
+    """Why a worker that sent no result is gone, in words."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"was killed by signal {-exitcode}"
+    else:
+        how = f"exited with status {exitcode}"
+    return (
+        f"the worker process certifying {property_id} {how} before reporting a verdict "
+        "(the SUT or a native extension crashed or exited the process)"
+    )
+
+
+@dataclass
+class _Worker:
+    property_id: str
+    process: BaseProcess
+    connection: Connection
+
+
+def certify_in_workers(
+    source: TargetSource,
+    property_ids: Sequence[str],
+    profile: str,
+    seed: int,
+    jobs: int,
+    progress: ProgressSink | None = None,
+) -> dict[str, PropertyResult]:
+    """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given."""
+    context = _context()
+    waiting = list(property_ids)
+    running: dict[Connection, _Worker] = {}
+    results: dict[str, PropertyResult] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                property_id = waiting.pop(0)
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(  # type: ignore[attr-defined]
+                    target=_work, args=(source, property_id, profile, seed, sender, progress is not None),
+                    name=f"rollcert-certify-{property_id}", daemon=True,
+                )
+                process.start()
+                sender.close()  # the worker holds the only writer: its end is our EOF
+                running[receiver] = _Worker(property_id, process, receiver)
+            for ready in wait(list(running), timeout=INTERVAL):
+                assert isinstance(ready, Connection)
+                worker = running[ready]
+                result = _receive(worker, progress)
+                if result is not None:
+                    del running[ready]
+                    ready.close()
+                    worker.process.join()
+                    results[worker.property_id] = result
+                    if progress is not None:
+                        from rollcert.stateful_tests.certify import summary
+
+                        progress.finished(worker.property_id, result.verdict, summary(result))
+            tick = getattr(progress, "tick", None)
+            if tick is not None:
+                tick()
+    finally:  # normally nothing is left; after Ctrl-C or an error, stop every worker
+        for worker in running.values():
+            _stop(worker)
+    return {pid: results[pid] for pid in property_ids}
+
+
+def _receive(worker: _Worker, progress: ProgressSink | None) -> PropertyResult | None:
+    """Read one message from ``worker``: its result (or what stands for it) or ``None``."""
+    try:
+        message = worker.connection.recv()
+    except (EOFError, OSError):
+        worker.process.join()
+        return _error(worker.property_id, _death(worker.property_id, worker.process.exitcode))
+    kind = message[0]
+    if kind == "result":
+        result: PropertyResult = message[1]
+        return result
+    if kind == "failed":
+        return _error(worker.property_id, f"the worker certifying {worker.property_id} failed: {message[1]}")
+    if progress is not None:
+        getattr(progress, kind)(*message[1:])
+    return None
+
+
+def _error(property_id: str, reason: str) -> PropertyResult:
+    prop = PROPERTIES.get(property_id)
+    return PropertyResult(property_id, "error", prop.title if prop is not None else "", reason=reason)
+
+
+def _stop(worker: _Worker) -> None:
+    worker.process.terminate()
+    worker.process.join(TERMINATE_GRACE)
+    if worker.process.is_alive():
+        worker.process.kill()
+        worker.process.join()
+    worker.connection.close()
