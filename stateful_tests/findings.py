@@ -110,6 +110,21 @@ def _read_changed(state: Any, operation: Any) -> bool:
     )
 
 
+def _unterminated(state: Any, operation: Any) -> bool:
+    """The live text, or the text the diff makes of its snapshot, is not empty and does
+    not end in a line break (line-based tools often add one back)."""
+    texts = [_text(state)]
+    snapshots = getattr(state, "snapshots", ())
+    index = operation.snapshot
+    if type(index) is int and 0 <= index < len(snapshots):
+        result = snapshots[index].content
+        for hunk in sorted(operation.hunks, key=lambda hunk: hunk.start, reverse=True):
+            if 0 <= hunk.start <= hunk.end <= len(result):
+                result = result[: hunk.start] + bytes(hunk.replacement) + result[hunk.end :]
+        texts.append(result)
+    return any(text and not text.endswith(b"\n") for text in texts)
+
+
 @dataclass(frozen=True)
 class Words:
     """What a ``when`` may say about one operation kind."""
@@ -151,6 +166,7 @@ VOCABULARY: dict[str, Words] = {
             "content": lambda state, op: op.mode == "content",
             "base_moved": _base_moved,
             "read_changed": _read_changed,
+            "unterminated": _unterminated,
         },
     ),
     "rollback_diff": Words(numbers={"depth": _depth}, flags={}),

@@ -49,6 +49,8 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "git-apply-focused": "rollcert.stateful_tests.findings:git_apply_focused",
     "git-apply-3way-focused": "rollcert.stateful_tests.findings:git_apply_3way_focused",
     "mcp-filesystem-edit-focused": "rollcert.stateful_tests.adapters.mcp_filesystem:build_focused_target",
+    "aider-search-replace-focused": "rollcert.stateful_tests.adapters.aider_tools:build_search_replace_focused_target",
+    "aider-udiff-focused": "rollcert.stateful_tests.adapters.aider_tools:build_udiff_focused_target",
 }
 
 

@@ -54,11 +54,13 @@ from pathlib import Path
 from typing import Any
 
 if __package__:
+    from ._blocks import edit_blocks
     from ._wire import Refused
     from ._wire import ToolBuffer
     from ._wire import apply_hunks
     from ._wire import serve
 else:  # run as a script under the tool's interpreter: _wire.py is a sibling
+    from _blocks import edit_blocks
     from _wire import Refused
     from _wire import ToolBuffer
     from _wire import apply_hunks
@@ -74,45 +76,6 @@ Hunks = Sequence[tuple[int, int, bytes]]
 
 
 # -- rendering (stdlib only) -------------------------------------------------------------
-
-
-def covered_lines(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span of the whole lines of ``text`` that the hunk ``[start, end)`` touches.
-
-    A non-empty hunk covers the lines from the one holding ``start`` to the one
-    holding ``end - 1``. An insertion covers the line holding ``start`` (the line
-    that starts there when it is at a line start); at the very end of a text
-    that ends in a line break there is no such line, so it covers the last line.
-    Only an empty text gives an empty span.
-    """
-    line_start = text.rfind("\n", 0, start) + 1
-    last = end - 1 if end > start else start
-    newline = text.find("\n", last)
-    line_end = len(text) if newline < 0 else newline + 1
-    if line_start == line_end and line_start > 0:  # an insertion after the final line break
-        line_start = text.rfind("\n", 0, line_start - 1) + 1
-    return line_start, line_end
-
-
-def edit_blocks(base: str, hunks: Sequence[tuple[int, int, str]]) -> list[tuple[str, str]]:
-    """The (SEARCH, REPLACE) pairs an agent sends for ``hunks`` on ``base`` (see the module docstring)."""
-    groups: list[tuple[int, int, list[tuple[int, int, str]]]] = []
-    for start, end, replacement in sorted(hunks):
-        line_start, line_end = covered_lines(base, start, end)
-        if groups and line_start < groups[-1][1]:
-            first, _, members = groups[-1]
-            groups[-1] = (first, max(line_end, groups[-1][1]), [*members, (start, end, replacement)])
-        else:
-            groups.append((line_start, line_end, [(start, end, replacement)]))
-    blocks = []
-    for line_start, line_end, members in groups:
-        replaced, position = [], line_start
-        for start, end, replacement in members:
-            replaced += [base[position:start], replacement]
-            position = end
-        replaced.append(base[position:line_end])
-        blocks.append((base[line_start:line_end], "".join(replaced)))
-    return blocks
 
 
 def _with_line_break(text: str) -> str:

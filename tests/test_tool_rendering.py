@@ -1,0 +1,88 @@
+"""How a rollcert diff becomes what an agent sends an edit tool (no tool needed).
+
+The aider tool server renders each diff (snapshot B0, hunks) as SEARCH/REPLACE
+blocks quoting whole lines, or as a unified diff of B0 -> B1. These renderings
+decide what the certificate is *about*, so they are pinned here on small cases:
+the blocks must say exactly the hunks (applying every block to B0 by plain
+replacement gives B1), quote whole lines, and share a block only where hunks
+share a line.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rollcert.stateful_tests.adapters import aider_tools
+from rollcert.stateful_tests.tool_servers import aider_server
+from rollcert.stateful_tests.tool_servers._blocks import covered_lines
+from rollcert.stateful_tests.tool_servers._blocks import edit_blocks
+from rollcert.stateful_tests.tool_servers._wire import apply_hunks
+from rollcert.stateful_tests.tool_servers.aider_server import search_replace_reply
+from rollcert.stateful_tests.tool_servers.aider_server import unified_diff
+
+
+def _apply_blocks(base: str, blocks: list[tuple[str, str]]) -> str:
+    """B0 with each block's SEARCH replaced by its REPLACE, found at or after the previous one."""
+    result, position = base, 0
+    for search, replace in blocks:
+        found = result.index(search, position)
+        result = result[:found] + replace + result[found + len(search) :]
+        position = found + len(replace)
+    return result
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "span"),
+    [
+        ("ab\ncd\nef\n", 4, 5, (3, 6)),  # inside one line
+        ("ab\ncd\nef\n", 1, 4, (0, 6)),  # across a line break: both lines
+        ("ab\ncd\nef\n", 3, 3, (3, 6)),  # insertion at a line start: the line that starts there
+        ("ab\ncd\nef\n", 5, 5, (3, 6)),  # insertion before a line break: its line
+        ("ab\ncd\nef\n", 9, 9, (6, 9)),  # insertion after the final line break: the last line
+        ("ab\ncd", 5, 5, (3, 5)),  # insertion at the end of an unterminated last line
+        ("ab\ncd\n", 2, 3, (0, 3)),  # a hunk that is only a line break: its line
+        ("\n\n", 1, 1, (1, 2)),
+        ("", 0, 0, (0, 0)),  # the empty text: nothing to quote
+    ],
+)
+def test_a_hunk_covers_the_whole_lines_it_touches(text: str, start: int, end: int, span: tuple[int, int]) -> None:
+    assert covered_lines(text, start, end) == span
+
+
+def test_blocks_quote_whole_lines_and_say_exactly_the_hunks() -> None:
+    base = "ab\ncd\nef\ngh\n"
+    hunks = [(1, 2, "X"), (7, 7, "Y\n")]
+    blocks = edit_blocks(base, hunks)
+    assert blocks == [("ab\n", "aX\n"), ("ef\n", "eY\nf\n")]
+    assert _apply_blocks(base, blocks) == apply_hunks(base.encode(), [(s, e, r.encode()) for s, e, r in hunks]).decode()
+
+
+def test_hunks_that_share_a_line_share_one_block() -> None:
+    base = "abcd\nef\n"
+    assert edit_blocks(base, [(0, 1, "X"), (2, 3, ""), (6, 6, "Y")]) == [("abcd\n", "Xbd\n"), ("ef\n", "eYf\n")]
+    # a deletion of a line break joins two lines: a later hunk on the second is in the same block
+    assert edit_blocks(base, [(4, 5, ""), (5, 6, "Z")]) == [("abcd\nef\n", "abcdZf\n")]
+
+
+def test_an_insertion_at_the_end_quotes_the_last_line() -> None:
+    assert edit_blocks("ab\ncd\n", [(6, 6, "X\n")]) == [("cd\n", "cd\nX\n")]
+    assert edit_blocks("", [(0, 0, "X\n")]) == [("", "X\n")]
+
+
+def test_the_search_replace_reply_is_what_aider_parses() -> None:
+    reply = search_replace_reply([("ab\n", "aX\n"), ("cd", "")])
+    assert reply == (
+        "buffer.txt\n```\n<<<<<<< SEARCH\nab\n=======\naX\n>>>>>>> REPLACE\n```\n"
+        "\nbuffer.txt\n```\n<<<<<<< SEARCH\ncd\n=======\n>>>>>>> REPLACE\n```\n"
+    )
+
+
+def test_the_unified_diff_has_context_and_no_line_numbers() -> None:
+    diff = unified_diff("a\nb\nc\nd\ne\n", "a\nb\nX\nd\ne\n")
+    assert diff == "```diff\n--- buffer.txt\n+++ buffer.txt\n@@ ... @@\n a\n b\n-c\n+X\n d\n e\n```\n"
+    # an unterminated last line is sent with a line break: the format cannot say otherwise
+    assert unified_diff("a\nb", "a\nc").endswith(" a\n-b\n+c\n```\n")
+
+
+def test_adapter_and_server_declare_the_same_alphabet() -> None:
+    assert aider_tools.ALPHABET == aider_server.ALPHABET
