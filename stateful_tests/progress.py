@@ -23,7 +23,7 @@ Nothing is shown when stderr is not a terminal (CI logs stay clean) or with
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
 import threading
 import time
@@ -122,25 +122,29 @@ def render(rows: Sequence[Row], now: float, width: int = 100) -> list[str]:
     cut to ``width`` columns so that a line never wraps (redrawing in place counts lines)."""
     lines: list[str] = []
     for row in rows:
+        budget = row.budget
+        counts = (
+            f"examples {_of(row.examples, budget.examples if budget else None)}, "
+            f"steps {_of(row.steps, budget.steps if budget else None)}, {_elapsed(row, now)}"
+        )
         if row.state == "waiting":
             text = f"{row.property_id:<4} waiting"
+        elif row.state == "running":
+            text = f"{row.property_id:<4} {'running':<13}{counts}"
+            if row.violation:
+                text += f" — violation found, minimising: {_one_line(row.violation)}"
         else:
-            budget = row.budget
-            counts = (
-                f"examples {_of(row.examples, budget.examples if budget else None)}, "
-                f"steps {_of(row.steps, budget.steps if budget else None)}, {_elapsed(row, now)}"
-            )
-            if row.state == "running":
-                text = f"{row.property_id:<4} running  {counts}"
-                if row.violation:
-                    text += f" — violation found, minimising: {row.violation}"
-            else:
-                text = f"{row.property_id:<4} {row.verdict:<13}{counts}"
-                if row.detail:
-                    text += f" — {row.detail}"
-        text = " ".join(text.split())  # one line: a violation's text may hold newlines
+            shown = counts if row.examples or row.steps else _elapsed(row, now)  # nothing ran: not assessed, say
+            text = f"{row.property_id:<4} {row.verdict:<13}{shown}"
+            if row.detail:
+                text += f" — {_one_line(row.detail)}"
         lines.append(text if len(text) <= width else text[: max(width - 1, 0)] + "…")
     return lines
+
+
+def _one_line(text: str) -> str:
+    """A violation's explanation or a reason may hold newlines; a display line may not."""
+    return " ".join(text.split())
 
 
 class TerminalDisplay:
@@ -148,8 +152,15 @@ class TerminalDisplay:
     ``stream`` (a terminal), at most once per :data:`INTERVAL`; :meth:`close`
     draws the final lines, one verdict per property, and leaves them."""
 
-    def __init__(self, stream: TextIO, property_ids: Sequence[str], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        property_ids: Sequence[str],
+        clock: Callable[[], float] = time.monotonic,
+        columns: Callable[[], int] | None = None,
+    ) -> None:
         self._stream, self._clock = stream, clock
+        self._columns = columns if columns is not None else (lambda: _terminal_columns(stream))
         self._rows = {pid: Row(pid) for pid in property_ids}
         self._lock = threading.RLock()
         self._drawn = 0  # lines currently on screen
@@ -198,13 +209,26 @@ class TerminalDisplay:
         if self._closed or (not force and now - self._last_draw < INTERVAL):
             return
         self._last_draw = now
-        width = max(shutil.get_terminal_size((100, 24)).columns - 1, 20)
+        width = max(self._columns() - 1, 20)
         lines = render(list(self._rows.values()), now, width)
         up = f"\x1b[{self._drawn}F" if self._drawn else ""  # to the first column of our first line
         body = "".join(f"{line}\x1b[K\n" for line in lines)  # each line, clearing what it leaves
         self._stream.write(up + body + "\x1b[J")  # and anything below from a longer drawing
         self._stream.flush()
         self._drawn = len(lines)
+
+
+def _terminal_columns(stream: TextIO) -> int:
+    """The width of the terminal ``stream`` writes to ($COLUMNS first, as the
+    shell sets it); 100 when it cannot be told or says 0 (a bare pseudo-terminal)."""
+    override = os.environ.get("COLUMNS", "")
+    if override.isdigit() and int(override) > 0:
+        return int(override)
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 100
+    return columns if columns > 0 else 100
 
 
 def display_for(property_ids: Sequence[str], *, quiet: bool, stream: TextIO | None = None) -> TerminalDisplay | None:
