@@ -102,12 +102,12 @@ def without_local_constants() -> Iterator[None]:
         yield
         return
     empty = constants()
-    providers._get_local_constants = lambda: empty  # type: ignore[attr-defined]
+    providers._get_local_constants = lambda: empty
     cache.clear()  # (global, local) pairs computed from the full pool
     try:
         yield
     finally:
-        providers._get_local_constants = get  # type: ignore[attr-defined]
+        providers._get_local_constants = get
         cache.clear()
 
 

@@ -110,7 +110,7 @@ class RollcertSuite(pytest.Collector):
 class RollcertTarget(pytest.Collector):
     """The ``rollcert::TARGET`` node: one :class:`PropertyItem` per chosen property, in the suite's order."""
 
-    def collect(self) -> list[pytest.Item]:  # type: ignore[override]
+    def collect(self) -> list[pytest.Item]:
         return [PropertyItem.from_parent(self, name=pid) for pid in _chosen(self.config)]
 
 
