@@ -130,7 +130,9 @@ def render(rows: Sequence[Row], now: float, width: int = 100) -> list[str]:
         if row.state == "waiting":
             text = f"{row.property_id:<4} waiting"
         elif row.state == "running":
-            text = f"{row.property_id:<4} {'running':<13}{counts}"
+            # A run without counters (R7's) shows its elapsed time alone, not zeros.
+            shown = counts if budget is not None or row.examples or row.steps else _elapsed(row, now)
+            text = f"{row.property_id:<4} {'running':<13}{shown}"
             if row.violation:
                 text += f" — violation found, minimising: {_one_line(row.violation)}"
         else:

@@ -32,6 +32,7 @@ def test_render_shows_counts_of_the_budget_elapsed_time_and_the_first_violation(
         Row("R3", "waiting"),
         Row("S1", "done", BUDGET, started_at=12.0, finished_at=12.0, verdict="not_assessed", detail="lacks: diffs"),
         Row("R7", "running", None, 40, 900, started_at=11.5),
+        Row("R7", "running", None, started_at=11.5),
     ]
     assert render(rows, now=13.0, width=200) == [
         "R0   passed       examples 177/400, steps 2,352/8,000, 1.2 s",
@@ -40,6 +41,7 @@ def test_render_shows_counts_of_the_budget_elapsed_time_and_the_first_violation(
         "R3   waiting",
         "S1   not_assessed 0.0 s — lacks: diffs",
         "R7   running      examples 40, steps 900, 1.5 s",
+        "R7   running      1.5 s",
     ]
 
 
