@@ -42,6 +42,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from itertools import count
@@ -68,10 +69,6 @@ from rollcert.model.errors import error_kind
 from rollcert.model.reference import POLICIES
 from rollcert.stateful_tests import SUITE_VERSION
 from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapters.durable import BATCHED
-from rollcert.stateful_tests.adapters.durable import foreign_journal
-from rollcert.stateful_tests.adapters.durable import record_level_corruption
-from rollcert.stateful_tests.adapters.durable import record_spans
 from rollcert.stateful_tests.protocol import PROTOCOL_ERROR_KIND
 from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
 from rollcert.stateful_tests.protocol import PROTOCOL_VERSIONS
@@ -216,15 +213,20 @@ class JournaledBufferServer:
         self.buffers: dict[str, HostedBuffer] = {}
         self.protocol = PROTOCOL_VERSION
         self.directory = StateDirectory(state_dir) if state_dir is not None else None
-        self._buffer_numbers = count(self._first_free_number())
+        self._buffer_numbers: Iterator[int] | None = None
         self._token_numbers = count(1)
 
-    def _first_free_number(self) -> int:
-        """Buffer ids are unique within the state directory: number on from its files."""
-        if self.directory is None:
-            return 1
-        numbers = [int(m.group(1)) for name in os.listdir(self.directory.path) if (m := _BUFFER_FILE.match(name))]
-        return max(numbers, default=0) + 1
+    def _next_buffer_id(self) -> str:
+        """Buffer ids are unique within the state directory: a server numbers on
+        from the files it finds there at its first ``new`` (not at its start: a
+        client may start the next process before it kills this one)."""
+        if self._buffer_numbers is None:
+            first = 1
+            if self.directory is not None:
+                files = os.listdir(self.directory.path)
+                first = max((int(m.group(1)) for name in files if (m := _BUFFER_FILE.match(name))), default=0) + 1
+            self._buffer_numbers = count(first)
+        return f"b{next(self._buffer_numbers)}"
 
     # -- the loop -------------------------------------------------------------------
 
@@ -283,7 +285,7 @@ class JournaledBufferServer:
     ) -> str:
         if policy not in POLICIES:
             raise ProtocolError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-        buffer_id = f"b{next(self._buffer_numbers)}"
+        buffer_id = self._next_buffer_id()
         if durable:
             if self.directory is None:
                 raise ProtocolError(f"a durable buffer needs a state directory (${STATE_DIR_VARIABLE} is not set)")
@@ -459,6 +461,12 @@ class JournaledBufferServer:
         """Do ``damage`` to the journal file (as ``adapters/durable.py`` does to its
         simulated disk) at the newest record that is not the last; False if there
         is none it can damage, or if a second writer was refused."""
+        # Imported here: a restart after a kill starts this module again, and
+        # the adapters package is not needed until something is damaged.
+        from rollcert.stateful_tests.adapters.durable import foreign_journal
+        from rollcert.stateful_tests.adapters.durable import record_level_corruption
+        from rollcert.stateful_tests.adapters.durable import record_spans
+
         hosted = self._hosted(buffer)
         files = hosted.durable
         if files is None:
@@ -528,9 +536,10 @@ class JournaledBufferServer:
 
 
 def _durability(mode: str) -> Durability:
-    """The journal's durability: the batched mode syncs as ``adapters/durable.py``'s does."""
+    """The journal's durability: the batched mode syncs as ``adapters/durable.py``'s does
+    (every 3 records, no timer: a replay does the same I/O as the run)."""
     if mode == "batched":
-        return BATCHED
+        return Durability.batched(every_records=3, every_ms=None)
     if mode == "per_operation":
         return Durability.per_operation()
     raise ProtocolError(f"durability must be per_operation or batched, got {mode!r}")

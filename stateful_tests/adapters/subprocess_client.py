@@ -260,6 +260,7 @@ class ServerConnection:
         progress: Callable[[str], None] = _report_progress,
         environment: Mapping[str, str] | None = None,
         protocols: Sequence[str] = PROTOCOL_VERSIONS,
+        greet: bool = True,
     ) -> None:
         self.argv = list(argv)
         self.timeout = check_timeout(timeout)
@@ -293,7 +294,14 @@ class ServerConnection:
         self._stderr_tail = StderrTail(self.process.stderr.fileno())
         # Stops the process group when the connection is dropped or the interpreter exits.
         self._finalizer = weakref.finalize(self, _stop_process_group, self.process)
-        self.hello = self._handshake()
+        self._hello: Hello | None = self._handshake() if greet else None
+
+    @property
+    def hello(self) -> Hello:
+        """The server's hello (said now if the connection was made without it)."""
+        if self._hello is None:
+            self._hello = self._handshake()
+        return self._hello
 
     def _handshake(self) -> Hello:
         """Hello in each offered version, newest first: a server that refuses one
@@ -536,6 +544,8 @@ class RemoteBuffer(UnsupportedOperations):
         self.buffer_id = buffer_id
         self.host = host
         self.closed = False
+        #: A journal fault was armed and no splice has been answered since (see run_with_crash).
+        self._fault_maybe_armed = False
 
     def _call(self, op: str, **arguments: object) -> object:
         if op not in OPERATIONS_BY_VERSION[self.connection.protocol]:
@@ -551,7 +561,15 @@ class RemoteBuffer(UnsupportedOperations):
         return data
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        self._call("splice", **_edit_arguments(offset, delete_length, insert))
+        arguments = _edit_arguments(offset, delete_length, insert)
+        try:
+            self._call("splice", **arguments)
+        except (ValueError, TypeError):  # refused before it wrote: an armed fault stays armed
+            raise
+        except Exception:
+            self._fault_maybe_armed = False
+            raise
+        self._fault_maybe_armed = False
 
     def rollback(self, steps: int) -> None:
         self._call("rollback", steps=_integer("steps", steps))
@@ -572,6 +590,7 @@ class RemoteBuffer(UnsupportedOperations):
 
     def arm_journal_fault(self) -> None:
         self._call("arm_journal_fault")
+        self._fault_maybe_armed = True
 
     def write_out_of_log(self, offset: int, delete_length: int, insert: bytes) -> None:
         self._call("write_out_of_log", **_edit_arguments(offset, delete_length, insert))
@@ -641,10 +660,16 @@ class RemoteBuffer(UnsupportedOperations):
         ``lost`` cannot be honoured: a kill cannot choose which unsynced bytes
         the process loses (a server loses what it kept in its own memory, as
         the reference server's state directory does; the kernel keeps the rest).
+
+        While a journal fault is armed the kill waits for the action's reply:
+        the model (as the simulated disk, whose failing write comes before any
+        I/O call it counts) lets the armed fault refuse the splice first, and a
+        kill before the request reached the server would leave it armed.
         """
         host = self._durable_host()
         _integer("io_event", io_event)
-        host.connection.arm_kill(io_event * KILL_DELAY_UNIT_SECONDS)
+        if not self._fault_maybe_armed:
+            host.connection.arm_kill(io_event * KILL_DELAY_UNIT_SECONDS)
         interrupted = False
         try:
             action()
@@ -727,14 +752,20 @@ class DurableHost:
     new process with ``reopen``.
     """
 
-    def __init__(self, start: Callable[[], ServerConnection], hello: Hello) -> None:
+    def __init__(self, start: Callable[[bool], ServerConnection], hello: Hello) -> None:
         self._start = start
         self.hello = hello
+        self._spare: ServerConnection | None = None
         self.connection = self._connect()
         self.buffers: list[RemoteBuffer] = []
 
     def _connect(self) -> ServerConnection:
-        connection = self._start()
+        """The next process, greeted. It was started ahead (the spare), so that a
+        restart costs a kill and the reopens rather than an interpreter start:
+        a spare has read nothing but its command line and opens nothing before
+        its hello and the reopens, so it is the process a restart would start."""
+        connection = self._spare if self._spare is not None else self._start(True)
+        self._spare = self._start(False)
         if connection.hello != self.hello:
             connection.close()
             raise HarnessError(
@@ -760,6 +791,11 @@ class DurableHost:
         buffer = RemoteBuffer(self.connection, reply, self)
         self.buffers.append(buffer)
         return buffer
+
+    def close(self) -> None:
+        self.connection.close()
+        if self._spare is not None:
+            self._spare.close()
 
     def forget(self, buffer: RemoteBuffer) -> None:
         with contextlib.suppress(ValueError):
@@ -813,11 +849,15 @@ class SubprocessServer:
         self.hello = self.connection.hello
         self._durable: DurableHost | None = None
 
-    def _connect(self, directory: str = "memory") -> ServerConnection:
+    def _connect(self, directory: str = "memory", greet: bool = True) -> ServerConnection:
         state_dir = os.path.join(self.state_root, directory)
         os.makedirs(state_dir, exist_ok=True)
         return ServerConnection(
-            self.argv, self.timeout, max_line_bytes=self.max_line_bytes, environment={STATE_DIR_VARIABLE: state_dir}
+            self.argv,
+            self.timeout,
+            max_line_bytes=self.max_line_bytes,
+            environment={STATE_DIR_VARIABLE: state_dir},
+            greet=greet,
         )
 
     def new_buffer(self, config: BufferConfig) -> SystemUnderTest:
@@ -825,7 +865,7 @@ class SubprocessServer:
             if Capability.DURABILITY not in self.hello.capabilities:
                 raise HarnessError(f"the server does not declare capability durability ({self.hello.protocol})")
             if self._durable is None:
-                self._durable = DurableHost(lambda: self._connect("durable"), self.hello)
+                self._durable = DurableHost(lambda greet: self._connect("durable", greet), self.hello)
             return self._durable.new_buffer(config)
         if self.connection.broken is not None:
             self.connection = self._connect()
@@ -847,7 +887,7 @@ class SubprocessServer:
     def close(self) -> None:
         self.connection.close()
         if self._durable is not None:
-            self._durable.connection.close()
+            self._durable.close()
         self._remove_state()
 
 
