@@ -1,0 +1,200 @@
+"""The agent edit tools certified over rollcert-protocol/2, held to their pages.
+
+aider (docs/certifications/aider.md) runs in a venv of its own
+(``rollcert.stateful_tests.tool_envs``); every test here that needs it is in the
+slow tier and creates the venv on first use (PyPI is reachable from CI). They:
+
+* re-run each certificate embedded in the page (same profile and seed) and fail,
+  naming the page, when a verdict changes — a new release that behaves
+  differently fails loudly here;
+* replay each finding the page documents on the real target and check *what* it
+  is (the bytes aider wrote, or that it refused), so a verdict that stays
+  ``violated`` for another reason is caught too;
+* run the page's reproduction script in aider's venv and compare its output with
+  the output the page pastes.
+
+The fast tier checks that every registered target is documented (no tool needed);
+the renderings are tested in tests/test_tool_rendering.py.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from _helpers import MAX_COUNTEREXAMPLE_STEPS
+from _helpers import REGENERATE
+from _helpers import Documented
+from _helpers import certificate_of
+from _helpers import documented_certificates
+
+from rollcert.model.contract import Hunk
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
+from rollcert.stateful_tests.adapters import aider_tools
+from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.judge import StepRecord
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.targets import resolve_target
+from rollcert.stateful_tests.tool_envs import python_environment
+
+PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
+#: Page -> the registered targets it documents.
+TARGETS = {
+    "aider.md": (
+        "aider-search-replace",
+        "aider-search-replace-focused",
+        "aider-udiff",
+        "aider-udiff-focused",
+    ),
+}
+ALL_TARGETS = {target for targets in TARGETS.values() for target in targets}
+DOCUMENTED = documented_certificates(lambda target: target in ALL_TARGETS)
+
+
+def test_every_agent_tool_target_is_registered_and_documented() -> None:
+    assert set(THIRD_PARTY_TARGETS) >= ALL_TARGETS
+    assert {d.target for d in DOCUMENTED} == ALL_TARGETS, "every agent tool target needs its certificate"
+    for documented in DOCUMENTED:
+        assert documented.target in TARGETS[documented.page], f"{documented.target} is on {documented.page}"
+        assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), f"{documented.page}: run {REGENERATE}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
+def test_verdicts_are_as_documented(documented: Documented) -> None:
+    certificate = certificate_of(documented.target, documented.profile, documented.seed)
+    now = {pid: result.verdict for pid, result in certificate.results.items()}
+    changed = {
+        pid: f"{documented.verdicts.get(pid)} -> {verdict}"
+        for pid, verdict in now.items()
+        if verdict != documented.verdicts.get(pid)
+    }
+    assert not changed, (
+        f"{certificate.target.version} no longer behaves as docs/certifications/{documented.page} says "
+        f"({documented.target}, profile {documented.profile}, seed {documented.seed}): {changed}. "
+        f"Read the new counterexamples (rollcert certify {documented.target} --profile {documented.profile}), "
+        f"update the page's summary, then run {REGENERATE}."
+    )
+    s1 = certificate.results["S1"]
+    if s1.verdict == "violated":
+        assert s1.counterexample is not None and len(s1.counterexample.steps) <= MAX_COUNTEREXAMPLE_STEPS
+    for pid in ("S2", "S3"):  # no undo log: never passed, never guessed
+        assert certificate.results[pid].verdict == "not_assessed"
+        assert "core" in certificate.results[pid].reason
+
+
+# -- what each finding is -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A finding of a page, as a trace on a registered target and what the tool does."""
+
+    name: str
+    target: str
+    initial: bytes
+    operations: tuple[DiffOperation, ...]
+    #: The bytes the tool leaves (None: it refuses, changing nothing).
+    written: bytes | None
+    #: The step is a violation (False: a refusal the rule allows, only imprecise).
+    violated: bool = True
+
+
+def _apply(*hunks: tuple[int, int, bytes]) -> ApplyDiff:
+    return ApplyDiff(0, "content", tuple(Hunk(start, end, replacement) for start, end, replacement in hunks))
+
+
+SNAPSHOT = TakeSnapshot()
+FINDINGS = [
+    Finding(
+        "final_line_break", "aider-search-replace", b"ab\ncd", (SNAPSHOT, _apply((1, 2, b"X"))), b"aX\ncd\n"
+    ),
+    Finding(
+        "blank_search", "aider-search-replace", b"a\n\nb\n", (SNAPSHOT, _apply((2, 2, b"X"))), b"a\n\nb\nX\n"
+    ),
+    Finding(
+        "first_copy", "aider-search-replace", b"a\nb\na\n", (SNAPSHOT, _apply((4, 5, b"X"))), b"X\nb\na\n"
+    ),
+    Finding("blank_replace", "aider-search-replace", b"a\nb\n", (SNAPSHOT, _apply((0, 1, b""))), b"b\n"),
+    Finding(
+        "emptied_file", "aider-search-replace", b"ab\n", (SNAPSHOT, _apply((0, 3, b""))), None, violated=False
+    ),
+    Finding(
+        "partial",
+        "aider-search-replace",
+        b"a\nb\nc\n",
+        (SNAPSHOT, ToolWrite(4, 1, b"1"), _apply((0, 1, b"X"), (4, 5, b"Y"))),
+        b"X\nb\n1\n",
+    ),
+    Finding("final_line_break", "aider-udiff", b"ab\ncd", (SNAPSHOT, _apply((1, 2, b"X"))), b"aX\ncd\n"),
+    Finding(
+        "blank_lines_stripped",
+        "aider-udiff",
+        b"\nb\nc\n\n",
+        (SNAPSHOT, ToolWrite(4, 1, b""), _apply((6, 6, b"\n"))),
+        b"b\nc\n",
+    ),
+    Finding(
+        "every_copy",
+        "aider-udiff",
+        b"ab12\n" * 4 + b"X\nY\nX\nY\n" + b"ab12\n" * 4,
+        (SNAPSHOT, _apply((0, 4, b"b"))),
+        b"b\n" + b"ab12\n" * 3 + b"X\nY\nX\nY\n" + b"b\n" + b"ab12\n" * 3,
+    ),
+    Finding("emptied_file", "aider-udiff", b"ab\n", (SNAPSHOT, _apply((0, 3, b""))), b"\n"),
+    Finding(
+        "udiff_partial",
+        "aider-udiff",
+        b"aa\nbb\nab\nba\n12\n21\nXY\nYX\n1a\na1\n",
+        (SNAPSHOT, ToolWrite(27, 2, b"22"), _apply((0, 2, b"X"), (27, 29, b"Y"))),
+        b"X\nbb\nab\nba\n12\n21\nXY\nYX\n1a\n22\n",
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f"{f.target}:{f.name}")
+def test_each_documented_finding_is_what_the_page_says(finding: Finding) -> None:
+    target = resolve_target(finding.target)
+    if not finding.violated:
+        last = replay(DIFFS, target, BufferConfig(finding.initial), finding.operations)[-1]
+        assert last.actual.error == "StaleBaseError" and last.expected.error is None
+        assert last.actual.buffer == last.before and "imprecise" in last.note
+        return
+    with pytest.raises(Violation) as raised:
+        replay(DIFFS, target, BufferConfig(finding.initial), finding.operations)
+    last: StepRecord = raised.value.steps[-1]
+    if finding.written is None:
+        assert last.actual.error == "StaleBaseError"
+    else:
+        assert last.actual.buffer == finding.written, (
+            f"{finding.name}: aider now writes {last.actual.buffer!r}"
+        )
+
+
+@pytest.mark.slow
+def test_the_pages_reproduction_prints_what_the_page_says(tmp_path: Path) -> None:
+    """The page's script, run in aider's venv, prints the output the page pastes."""
+    page = (PAGES / "aider.md").read_text(encoding="utf-8")
+    script = re.search(r"```python\n(.*?)```\n", page, re.DOTALL)
+    output = re.search(r"Its output[^\n]*\n\n```\n(.*?)```", page, re.DOTALL)
+    assert script is not None and output is not None, (
+        "aider.md: the reproduction script or its output is gone"
+    )
+    (tmp_path / "repro.py").write_text(script[1], encoding="utf-8")
+    python = python_environment(aider_tools.ENVIRONMENT, [aider_tools.REQUIREMENT])
+    done = subprocess.run(
+        [str(python), "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == output[1], f"aider.md: the reproduction now prints\n{done.stdout}"
