@@ -199,3 +199,27 @@ def test_a_property_run_does_not_depend_on_what_was_imported_before(tmp_path: Pa
     monkeypatch.syspath_prepend(str(tmp_path))
     __import__("lots_of_literals")
     assert run() == before
+
+
+@pytest.mark.slow
+def test_workers_set_aside_the_findings_file_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker builds the target again from its text and the --set-aside file:
+    without the file it would find the finding set aside (a multi-step rollback)."""
+    findings = tmp_path / "findings.toml"
+    findings.write_text(
+        '[[finding]]\nname = "fifo_multi_step"\nproperty = "R3"\noperation = "rollback"\n'
+        'when = "steps > 1"\nreason = "replays oldest first"\n'
+    )
+    statuses = [
+        main([
+            "certify", "specimen:fifo_replay", "--only", "R2,R3", "--set-aside", str(findings), "-j", jobs,
+            "--reproducible", "--quiet", "--json", str(tmp_path / f"j{jobs}.json"),
+        ])
+        for jobs in ("1", "2")
+    ]
+    assert statuses == [1, 1]
+    assert (tmp_path / "j2.json").read_bytes() == (tmp_path / "j1.json").read_bytes()
+    certificate = json.loads((tmp_path / "j2.json").read_text())
+    assert list(certificate["target"]["set_aside"]) == ["fifo_multi_step"]
+    steps = certificate["properties"]["R3"]["counterexample"]["steps"]
+    assert all(not (s["operation"]["op"] == "rollback" and s["operation"]["steps"] > 1) for s in steps)
