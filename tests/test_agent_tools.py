@@ -1,8 +1,9 @@
 """The agent edit tools certified over rollcert-protocol/2, held to their pages.
 
-aider (docs/certifications/aider.md) runs in a venv of its own
-(``rollcert.stateful_tests.tool_envs``); every test here that needs it is in the
-slow tier and creates the venv on first use (PyPI is reachable from CI). They:
+aider (docs/certifications/aider.md) and gptme (docs/certifications/gptme.md) each
+run in a venv of their own (``rollcert.stateful_tests.tool_envs``); every test here
+that needs one is in the slow tier and creates the venv on first use (PyPI is
+reachable from CI). They:
 
 * re-run each certificate embedded in the page (same profile and seed) and fail,
   naming the page, when a verdict changes — a new release that behaves
@@ -10,8 +11,8 @@ slow tier and creates the venv on first use (PyPI is reachable from CI). They:
 * replay each finding the page documents on the real target and check *what* it
   is (the bytes aider wrote, or that it refused), so a verdict that stays
   ``violated`` for another reason is caught too;
-* run the page's reproduction script in aider's venv and compare its output with
-  the output the page pastes.
+* run each page's reproduction script in the tool's venv and compare its output
+  with the output the page pastes.
 
 The fast tier checks that every registered target is documented (no tool needed);
 the renderings are tested in tests/test_tool_rendering.py.
@@ -40,6 +41,7 @@ from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
 from rollcert.stateful_tests.adapters import aider_tools
+from rollcert.stateful_tests.adapters import gptme_patch
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
@@ -56,6 +58,12 @@ TARGETS = {
         "aider-udiff",
         "aider-udiff-focused",
     ),
+    "gptme.md": ("gptme-patch", "gptme-patch-focused"),
+}
+#: Page -> the (venv name, pinned requirement) its reproduction script runs in.
+ENVIRONMENTS = {
+    "aider.md": (aider_tools.ENVIRONMENT, aider_tools.REQUIREMENT),
+    "gptme.md": (gptme_patch.ENVIRONMENT, gptme_patch.REQUIREMENT),
 }
 ALL_TARGETS = {target for targets in TARGETS.values() for target in targets}
 DOCUMENTED = documented_certificates(lambda target: target in ALL_TARGETS)
@@ -106,8 +114,10 @@ class Finding:
     operations: tuple[DiffOperation, ...]
     #: The bytes the tool leaves (None: it refuses, changing nothing).
     written: bytes | None
-    #: The step is a violation (False: a refusal the rule allows, only imprecise).
+    #: The step is a violation (False: the tool refuses, changing nothing, as the rule allows).
     violated: bool = True
+    #: When not violated: the rule refuses too (True) or accepts (False: the refusal is imprecise).
+    rule_refuses: bool = False
 
 
 def _apply(*hunks: tuple[int, int, bytes]) -> ApplyDiff:
@@ -159,6 +169,37 @@ FINDINGS = [
         (SNAPSHOT, ToolWrite(27, 2, b"22"), _apply((0, 2, b"X"), (27, 29, b"Y"))),
         b"X\nbb\nab\nba\n12\n21\nXY\nYX\n1a\n22\n",
     ),
+    Finding(
+        "positional",
+        "gptme-patch",
+        b"\n",
+        (SNAPSHOT, ToolWrite(0, 0, b"Y"), ApplyDiff(0, "positional", (Hunk(0, 1, b""),))),
+        b"Y",
+    ),
+    Finding(
+        "line_end_gone",
+        "gptme-patch",
+        b"ba\nb\nc\n",
+        (SNAPSHOT, ToolWrite(0, 0, b" "), ToolWrite(7, 1, b""), _apply((6, 6, b"\n"))),
+        b" ba\nb\nc\n",
+    ),
+    Finding(
+        "not_unique",
+        "gptme-patch",
+        b"a\nb\n",
+        (SNAPSHOT, ToolWrite(4, 0, b"a\n"), _apply((0, 1, b"X"))),
+        None,
+        violated=False,
+    ),
+    Finding(
+        "all_or_none",
+        "gptme-patch",
+        b"a\nb\nc\n",
+        (SNAPSHOT, ToolWrite(4, 1, b"1"), _apply((0, 1, b"X"), (4, 5, b"Y"))),
+        None,
+        violated=False,
+        rule_refuses=True,
+    ),
 ]
 
 
@@ -168,8 +209,11 @@ def test_each_documented_finding_is_what_the_page_says(finding: Finding) -> None
     target = resolve_target(finding.target)
     if not finding.violated:
         last = replay(DIFFS, target, BufferConfig(finding.initial), finding.operations)[-1]
-        assert last.actual.error == "StaleBaseError" and last.expected.error is None
-        assert last.actual.buffer == last.before and "imprecise" in last.note
+        assert last.actual.error == "StaleBaseError" and last.actual.buffer == last.before
+        if finding.rule_refuses:
+            assert last.expected.error == "StaleBaseError"
+        else:
+            assert last.expected.error is None and "imprecise" in last.note
         return
     with pytest.raises(Violation) as raised:
         replay(DIFFS, target, BufferConfig(finding.initial), finding.operations)
@@ -183,18 +227,18 @@ def test_each_documented_finding_is_what_the_page_says(finding: Finding) -> None
 
 
 @pytest.mark.slow
-def test_the_pages_reproduction_prints_what_the_page_says(tmp_path: Path) -> None:
-    """The page's script, run in aider's venv, prints the output the page pastes."""
-    page = (PAGES / "aider.md").read_text(encoding="utf-8")
-    script = re.search(r"```python\n(.*?)```\n", page, re.DOTALL)
-    output = re.search(r"Its output[^\n]*\n\n```\n(.*?)```", page, re.DOTALL)
-    assert script is not None and output is not None, (
-        "aider.md: the reproduction script or its output is gone"
-    )
+@pytest.mark.parametrize("page", sorted(ENVIRONMENTS))
+def test_the_pages_reproduction_prints_what_the_page_says(page: str, tmp_path: Path) -> None:
+    """The page's script, run in the tool's venv, prints the output the page pastes."""
+    text = (PAGES / page).read_text(encoding="utf-8")
+    script = re.search(r"```python\n(.*?)```\n", text, re.DOTALL)
+    output = re.search(r"Its output[^\n]*\n\n```\n(.*?)```", text, re.DOTALL)
+    assert script is not None and output is not None, f"{page}: the reproduction script or its output is gone"
     (tmp_path / "repro.py").write_text(script[1], encoding="utf-8")
-    python = python_environment(aider_tools.ENVIRONMENT, [aider_tools.REQUIREMENT])
+    environment, requirement = ENVIRONMENTS[page]
+    python = python_environment(environment, [requirement])
     done = subprocess.run(
         [str(python), "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == output[1], f"aider.md: the reproduction now prints\n{done.stdout}"
+    assert done.stdout == output[1], f"{page}: the reproduction now prints\n{done.stdout}"

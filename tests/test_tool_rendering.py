@@ -1,7 +1,8 @@
 """How a rollcert diff becomes what an agent sends an edit tool (no tool needed).
 
 The aider tool server renders each diff (snapshot B0, hunks) as SEARCH/REPLACE
-blocks quoting whole lines, or as a unified diff of B0 -> B1. These renderings
+blocks quoting whole lines, or as a unified diff of B0 -> B1; the gptme server as
+ORIGINAL/UPDATED blocks (the same lines, the markers' line break left out). These renderings
 decide what the certificate is *about*, so they are pinned here on small cases:
 the blocks must say exactly the hunks (applying every block to B0 by plain
 replacement gives B1), quote whole lines, and share a block only where hunks
@@ -13,12 +14,17 @@ from __future__ import annotations
 import pytest
 
 from rollcert.stateful_tests.adapters import aider_tools
+from rollcert.stateful_tests.adapters import gptme_patch
 from rollcert.stateful_tests.tool_servers import aider_server
+from rollcert.stateful_tests.tool_servers import gptme_server
 from rollcert.stateful_tests.tool_servers._blocks import covered_lines
 from rollcert.stateful_tests.tool_servers._blocks import edit_blocks
+from rollcert.stateful_tests.tool_servers._blocks import edit_spans
 from rollcert.stateful_tests.tool_servers._wire import apply_hunks
 from rollcert.stateful_tests.tool_servers.aider_server import search_replace_reply
 from rollcert.stateful_tests.tool_servers.aider_server import unified_diff
+from rollcert.stateful_tests.tool_servers.gptme_server import patch_blocks
+from rollcert.stateful_tests.tool_servers.gptme_server import patch_codeblock
 
 
 def _apply_blocks(base: str, blocks: list[tuple[str, str]]) -> str:
@@ -45,7 +51,9 @@ def _apply_blocks(base: str, blocks: list[tuple[str, str]]) -> str:
         ("", 0, 0, (0, 0)),  # the empty text: nothing to quote
     ],
 )
-def test_a_hunk_covers_the_whole_lines_it_touches(text: str, start: int, end: int, span: tuple[int, int]) -> None:
+def test_a_hunk_covers_the_whole_lines_it_touches(
+    text: str, start: int, end: int, span: tuple[int, int]
+) -> None:
     assert covered_lines(text, start, end) == span
 
 
@@ -54,12 +62,18 @@ def test_blocks_quote_whole_lines_and_say_exactly_the_hunks() -> None:
     hunks = [(1, 2, "X"), (7, 7, "Y\n")]
     blocks = edit_blocks(base, hunks)
     assert blocks == [("ab\n", "aX\n"), ("ef\n", "eY\nf\n")]
-    assert _apply_blocks(base, blocks) == apply_hunks(base.encode(), [(s, e, r.encode()) for s, e, r in hunks]).decode()
+    assert (
+        _apply_blocks(base, blocks)
+        == apply_hunks(base.encode(), [(s, e, r.encode()) for s, e, r in hunks]).decode()
+    )
 
 
 def test_hunks_that_share_a_line_share_one_block() -> None:
     base = "abcd\nef\n"
-    assert edit_blocks(base, [(0, 1, "X"), (2, 3, ""), (6, 6, "Y")]) == [("abcd\n", "Xbd\n"), ("ef\n", "eYf\n")]
+    assert edit_blocks(base, [(0, 1, "X"), (2, 3, ""), (6, 6, "Y")]) == [
+        ("abcd\n", "Xbd\n"),
+        ("ef\n", "eYf\n"),
+    ]
     # a deletion of a line break joins two lines: a later hunk on the second is in the same block
     assert edit_blocks(base, [(4, 5, ""), (5, 6, "Z")]) == [("abcd\nef\n", "abcdZf\n")]
 
@@ -86,3 +100,39 @@ def test_the_unified_diff_has_context_and_no_line_numbers() -> None:
 
 def test_adapter_and_server_declare_the_same_alphabet() -> None:
     assert aider_tools.ALPHABET == aider_server.ALPHABET
+    assert gptme_patch.ALPHABET == gptme_server.ALPHABET
+
+
+def test_gptme_blocks_leave_the_markers_line_break_out() -> None:
+    """Both sides ending in a line break: sent without it (the marker's); otherwise whole."""
+    assert patch_blocks("ab\ncd\n", [(1, 2, "X")]) == [("ab", "aX")]
+    assert patch_blocks("ab\ncd\n", [(0, 3, "")]) == [("ab\n", "")]  # a deleted line: quoted whole
+    assert patch_blocks("ab\ncd", [(4, 5, "")]) == [("cd", "c")]  # the last line has no break
+    assert patch_codeblock([("ab", "aX"), ("cd\n", "")]) == (
+        "<<<<<<< ORIGINAL\nab\n=======\naX\n>>>>>>> UPDATED\n<<<<<<< ORIGINAL\ncd\n\n=======\n\n>>>>>>> UPDATED"
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "hunks"),
+    [
+        ("a\nb\nc\nd\n", [(0, 1, ""), (6, 6, "X\n")]),
+        ("ab\n\n\nab\nb", [(3, 4, " "), (9, 10, "")]),
+        ("  a\n  a\n b", [(2, 3, "Y"), (8, 8, "1")]),
+        ("\n\n\n", [(1, 1, "a")]),
+        ("abab", [(1, 3, "")]),
+        ("ab\ncd\n", [(2, 3, "")]),
+    ],
+)
+def test_blocks_replaced_in_place_give_the_diffs_result(base: str, hunks: list[tuple[int, int, str]]) -> None:
+    """On an unchanged text, each block's SEARCH sits at whole lines, in order, and the
+    SEARCHes replaced by their REPLACEs give B1: the blocks mean exactly the diff."""
+    result, position = "", 0
+    for start, end, replace in edit_spans(base, hunks):
+        assert start >= position and (start == 0 or base[start - 1] == "\n")
+        assert end == len(base) or base[end - 1] == "\n"
+        assert replace.endswith("\n") or end == len(base) or not replace
+        result += base[position:start] + replace
+        position = end
+    expected = apply_hunks(base.encode(), [(s, e, r.encode()) for s, e, r in hunks]).decode()
+    assert result + base[position:] == expected

@@ -42,6 +42,7 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "mcp-filesystem-edit": "rollcert.stateful_tests.adapters.mcp_filesystem:build_target",
     "aider-search-replace": "rollcert.stateful_tests.adapters.aider_tools:build_search_replace_target",
     "aider-udiff": "rollcert.stateful_tests.adapters.aider_tools:build_udiff_target",
+    "gptme-patch": "rollcert.stateful_tests.adapters.gptme_patch:build_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
     # (stateful_tests/known_findings/diff_applier.toml).
     "diff-match-patch-focused": "rollcert.stateful_tests.findings:diff_match_patch_focused",
@@ -51,6 +52,7 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "mcp-filesystem-edit-focused": "rollcert.stateful_tests.adapters.mcp_filesystem:build_focused_target",
     "aider-search-replace-focused": "rollcert.stateful_tests.adapters.aider_tools:build_search_replace_focused_target",
     "aider-udiff-focused": "rollcert.stateful_tests.adapters.aider_tools:build_udiff_focused_target",
+    "gptme-patch-focused": "rollcert.stateful_tests.adapters.gptme_patch:build_focused_target",
 }
 
 

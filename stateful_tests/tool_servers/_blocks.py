@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["covered_lines", "edit_blocks"]
+__all__ = ["covered_lines", "edit_blocks", "edit_spans"]
 
 
 def covered_lines(text: str, start: int, end: int) -> tuple[int, int]:
@@ -34,10 +34,17 @@ def covered_lines(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def edit_blocks(base: str, hunks: Sequence[tuple[int, int, str]]) -> list[tuple[str, str]]:
-    """The (SEARCH, REPLACE) pairs an agent sends for ``hunks`` on ``base`` (see the module docstring).
+    """The (SEARCH, REPLACE) pairs an agent sends for ``hunks`` on ``base``: see :func:`edit_spans`."""
+    return [(base[start:end], replaced) for start, end, replaced in edit_spans(base, hunks)]
 
-    A block whose replaced lines would not end in a line break (a hunk deleted
-    the last one) takes in the next line too: a block is whole lines on both
+
+def edit_spans(base: str, hunks: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The whole-line spans ``[start, end)`` of ``base`` an agent quotes for ``hunks``, each
+    with its replacement, in text order.
+
+    A span covers the lines its hunks touch (:func:`covered_lines`); hunks whose lines
+    overlap share a span. A span whose replaced lines would not end in a line break (a
+    hunk deleted the last one) takes in the next line too: a block is whole lines on both
     sides, or the formats would add the line break back.
     """
     pending = sorted(hunks)
@@ -55,7 +62,7 @@ def edit_blocks(base: str, hunks: Sequence[tuple[int, int, str]]) -> list[tuple[
             if not replaced or replaced.endswith("\n") or line_end == len(base):
                 break
             line_end = covered_lines(base, line_end, line_end)[1]
-        blocks.append((base[line_start:line_end], replaced))
+        blocks.append((line_start, line_end, replaced))
     return blocks
 
 

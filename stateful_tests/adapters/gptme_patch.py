@@ -1,0 +1,73 @@
+"""gptme's ``patch`` tool, certified on S1 (``rollcert certify gptme-patch``).
+
+The brief's second agent-side editor was OpenHands' ``str_replace_editor``
+(PyPI ``openhands-aci``); every release of it requires Python 3.12 or later and
+this project's machines have 3.11, so it cannot be installed here. gptme (PyPI
+``gptme``, a terminal coding agent, pinned below) installs on 3.11, and its
+``patch`` tool is the same kind of editor: text to find (which must occur exactly
+once) and text to put instead, as ORIGINAL/UPDATED conflict-marker blocks.
+
+gptme lives in a venv of its own (:func:`rollcert.stateful_tests.tool_envs.python_environment`)
+and is driven by a rollcert-protocol/2 tool server run under that venv's Python,
+``stateful_tests/tool_servers/gptme_server.py`` (its docstring says how a diff
+becomes the code block), as a subprocess target. What the tool cannot be told:
+the anchor mode and the declared reads; its read-set is the ORIGINAL text. No undo
+log: capability ``core`` is not declared (S2, S3 and R not assessed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from rollcert.stateful_tests import tool_servers
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import TargetError
+
+#: The PyPI distribution and the exact version certified (docs/certifications/gptme.md).
+REQUIREMENT = "gptme==0.35.1"
+#: The tool environment's folder name (under $ROLLCERT_TOOL_ENVS).
+ENVIRONMENT = "gptme"
+NAME = "gptme-patch"
+#: The tool server's letters (the same as the server file's ALPHABET, checked by a test).
+ALPHABET = b"ab12XY\n "
+SERVER = Path(tool_servers.__file__).resolve().parent / "gptme_server.py"
+
+
+def server_command(python: Path) -> list[str]:
+    """The tool server's command line under gptme's own interpreter."""
+    return [str(python), str(SERVER)]
+
+
+def build_target() -> Target:
+    """The registered ``gptme-patch`` target: makes gptme's venv on first use."""
+    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted
+    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
+    from rollcert.stateful_tests.tool_envs import python_environment
+
+    python = python_environment(ENVIRONMENT, [REQUIREMENT])
+    try:
+        served = subprocess_target(server_command(python))
+    except (ValueError, ServerNotStarted) as error:
+        raise TargetError(str(error)) from None
+    return replace(
+        served,
+        name=NAME,
+        description=f"{served.version}: the patch tool (execute_patch_impl) on a file, ORIGINAL/UPDATED blocks",
+        notes={
+            **served.notes,
+            "mode and reads": "not passed (a patch block cannot carry them): the tool judges staleness by its "
+            "ORIGINAL text alone, which must occur once (exactly, else line by line with whitespace-only lines equal)",
+            "core": "not declared: the patch tool keeps no undo log (no rollback, no rollback_diff)",
+            "edits": "each hunk becomes an ORIGINAL/UPDATED block quoting the whole lines it touches; hunks sharing "
+            "a line are one block; the line break before a marker is the marker's",
+        },
+        alphabet=ALPHABET,
+    )
+
+
+def build_focused_target() -> Target:
+    """``gptme-patch-focused``: what a patch block cannot carry (mode, reads) set aside."""
+    from rollcert.stateful_tests.findings import focused_from_file
+
+    return focused_from_file(NAME, "diff_applier.toml")
