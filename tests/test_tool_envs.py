@@ -1,0 +1,98 @@
+"""The tool environments (stateful_tests/tool_envs.py), without installing anything.
+
+Creating a real venv or npm folder needs the registries and takes a minute: that is
+done by the slow tests of each tool (tests/test_agent_tools.py,
+tests/test_mcp_filesystem.py). Here: what is refused before any installer runs, that a
+folder whose stamp matches is reused as it is, that a changed pin rebuilds it, and
+that a failing installer is a TargetError with its output's tail and the command to
+run by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rollcert.stateful_tests import tool_envs
+from rollcert.stateful_tests.adapter import TargetError
+from rollcert.stateful_tests.tool_envs import node_environment
+from rollcert.stateful_tests.tool_envs import python_environment
+
+
+@pytest.fixture(autouse=True)
+def _root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ROLLCERT_TOOL_ENVS", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "-x"])
+def test_a_bad_name_is_refused(name: str) -> None:
+    with pytest.raises(TargetError, match="bad tool environment name"):
+        python_environment(name, ["aider-chat==0.86.2"])
+
+
+@pytest.mark.parametrize("pins", [[], ["aider-chat"], ["aider-chat>=0.86"]])
+def test_python_requirements_must_be_exact_pins(pins: list[str]) -> None:
+    with pytest.raises(TargetError, match="exact pins"):
+        python_environment("tool", pins)
+
+
+@pytest.mark.parametrize("pins", [[], ["@modelcontextprotocol/server-filesystem"], ["left-pad"]])
+def test_node_packages_must_be_exact_pins(pins: list[str]) -> None:
+    with pytest.raises(TargetError, match="exact pins"):
+        node_environment("tool", pins)
+
+
+def _fake_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Record the installer commands instead of running them (the venv's python is made by hand)."""
+    runs: list[list[str]] = []
+
+    def run(command: list[str], what: str, by_hand: str, env: dict[str, str] | None = None) -> None:
+        runs.append(command)
+        if command[1:3] == ["-m", "venv"]:
+            (Path(command[3]) / "bin").mkdir(parents=True, exist_ok=True)
+            (Path(command[3]) / "bin" / "python").write_text("")
+
+    monkeypatch.setattr(tool_envs, "_run", run)
+    return runs
+
+
+def test_an_environment_is_made_once_and_rebuilt_when_its_pins_change(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    runs = _fake_runs(monkeypatch)
+    python = python_environment("tool", ["pkg==1.0"])
+    assert python == tmp_path / "tool" / "bin" / "python"
+    assert [command[-1] for command in runs] == [str(tmp_path / "tool"), "pkg==1.0"]
+    assert capsys.readouterr().err.count("\n") == 1  # one progress line
+    stamp = json.loads((tmp_path / "tool" / tool_envs.STAMP).read_text())
+    assert stamp["pins"] == ["pkg==1.0"] and stamp["kind"] == "python"
+
+    assert python_environment("tool", ["pkg==1.0"]) == python and len(runs) == 2  # reused as it is
+    (tmp_path / "tool" / "leftover").write_text("")
+    python_environment("tool", ["pkg==2.0"])  # a new pin: made again from scratch
+    assert len(runs) == 4 and not (tmp_path / "tool" / "leftover").exists()
+
+
+def test_a_folder_without_its_stamp_is_made_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    runs = _fake_runs(monkeypatch)
+    python_environment("tool", ["pkg==1.0"])
+    (tmp_path / "tool" / tool_envs.STAMP).unlink()  # an interrupted creation leaves no stamp
+    python_environment("tool", ["pkg==1.0"])
+    assert len(runs) == 4
+
+
+def test_a_failing_installer_is_a_target_error_with_its_tail_and_the_command(tmp_path: Path) -> None:
+    failing = [
+        sys.executable,
+        "-c",
+        "import sys; print('\\n'.join(f'line {n}' for n in range(40))); sys.exit(3)",
+    ]
+    with pytest.raises(TargetError) as raised:
+        tool_envs._run(failing, "installing", "pip install pkg==1.0")
+    message = str(raised.value)
+    assert "exit status 3" in message and "line 39" in message and "line 5\n" not in message
+    assert message.endswith("run by hand: pip install pkg==1.0")
