@@ -149,7 +149,7 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
     add_set_aside_option(parser)
     parser.add_argument(
         "-j", "--jobs", type=whole_number(1), default=1, metavar="N",
-        help="certify the properties in N worker processes; the same certificate as -j 1 (default: %(default)s)",
+        help="certify the properties in N worker processes: the verdicts and counterexamples of -j 1 (default: %(default)s)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no live progress on a terminal (none is shown when stderr is not one)"
