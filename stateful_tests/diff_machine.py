@@ -491,10 +491,11 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         yield from shrink.single_deletions(self, config, operations)
         yield from shrink.block_deletions(self, config, operations)
         yield from shrink.pair_deletions(self, config, operations)
-        yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, (Splice, ToolWrite)))
         yield from self._applies_as_splices(config, operations)
         yield from shrink.simpler_operations(self, config, operations)
         yield from shrink.shorter_initial(config, operations)
+        # Last, as in the rollback family: only a trace nothing else improves is folded.
+        yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, (Splice, ToolWrite)))
 
     def _applies_as_splices(self, config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
         """A one-hunk apply that only sets the scene (it made an edit, nothing
