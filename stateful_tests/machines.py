@@ -46,7 +46,6 @@ from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import RollbackToForeign
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
-from rollcert.model.reference import DURABILITY_MODES
 from rollcert.model.reference import LOST_SERIAL
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Outcome
@@ -164,21 +163,16 @@ class RollbackMachine(FamilyMachine):
         """The bytes generated text is made of (the target may narrow or widen it)."""
         return self.target.alphabet or strategies.WIDE_ALPHABET
 
-    @initialize(data=st.data())
-    def start(self, data: st.DataObject) -> None:
-        initial = data.draw(strategies.initial_buffers(self.alphabet), label="initial buffer")
-        config = BufferConfig(initial, durable=self.durable)
-        if self.durable:
-            # Both durability modes in one run, one per example: each has its own promise (R5, R5_BATCHED).
-            config = replace(config, durability=data.draw(st.sampled_from(DURABILITY_MODES), label="durability"))
-        if self.bounded == "always" or (
-            self.bounded == "sometimes" and data.draw(st.booleans(), label="bounded")
-        ):
-            config = BufferConfig(
-                initial,
-                data.draw(strategies.capacities(), label="capacity"),
-                data.draw(strategies.policies(), label="policy"),
-            )
+    @initialize(word=strategies.WORD)
+    def start(self, word: bytes) -> None:
+        # One choice for the whole start. Durable machines take both durability
+        # modes in one run, one per example: each has its own promise (R5, R5_BATCHED).
+        start = strategies.start_from(word, self.alphabet, self.bounded, self.durable)
+        config = BufferConfig(start.initial, durable=self.durable)
+        if start.durability is not None:
+            config = replace(config, durability=start.durability)
+        if start.capacity is not None and start.policy is not None:
+            config = BufferConfig(start.initial, start.capacity, start.policy)
         self.begin(config)
 
 
@@ -186,9 +180,13 @@ class RollbackMachine(FamilyMachine):
 # Each is a plain function; build_machine attaches the ones a property uses.
 
 
-@rule(data=st.data())
-def splice(machine: RollbackMachine, data: st.DataObject) -> None:
-    _splice_from(machine, data)
+# The simple rules take their one choice (a strategies.WORD) as a rule argument,
+# drawn with the rule: cheaper than a ``data.draw`` in the rule's body.
+
+
+@rule(word=strategies.WORD)
+def splice(machine: RollbackMachine, word: bytes) -> None:
+    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.alphabet)))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
@@ -198,10 +196,9 @@ def rollback_one(machine: RollbackMachine) -> None:
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
-@rule(data=st.data())
-def rollback_many(machine: RollbackMachine, data: st.DataObject) -> None:
-    steps = data.draw(strategies.rollback_steps(machine.live.model, single=False), label="steps")
-    machine.run(Rollback(steps))
+@rule(word=strategies.WORD)
+def rollback_many(machine: RollbackMachine, word: bytes) -> None:
+    machine.run(Rollback(strategies.rollback_steps_from(machine.live.model, word)))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
@@ -209,20 +206,14 @@ def rollback_many(machine: RollbackMachine, data: st.DataObject) -> None:
 def branch(machine: RollbackMachine, data: st.DataObject) -> None:
     """Roll back, then edit again: history branches, and the old branch's
     checkpoints (and snapshots, and revisions) must stay dead."""
-    # One step back is the common case (and the one that brings a dead
-    # checkpoint's depth back); sometimes further.
-    steps = data.draw(st.just(1) | st.integers(1, machine.live.model.depth), label="steps")
-    machine.run(Rollback(steps))
+    machine.run(Rollback(strategies.draw_branch_steps(data, machine.live.model)))
     _splice_from(machine, data)
 
 
 def _draw_edit(machine: RollbackMachine, data: st.DataObject) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) for a splice or an out-of-log write."""
-    state = machine.live.model
-    offset = data.draw(strategies.offsets(state), label="offset")
-    delete_length = data.draw(strategies.delete_lengths(state, offset), label="delete_length")
-    insert = data.draw(strategies.inserts(state, offset, machine.alphabet), label="insert")
-    return offset, delete_length, insert
+    # One draw, not three: each ``data.draw`` costs more than the choices it makes.
+    return strategies.draw_edit(data, machine.live.model, machine.alphabet)
 
 
 def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
@@ -261,7 +252,7 @@ def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
     # Last (and rarest to shrink to): a checkpoint of another buffer.
     if Capability.CHECKPOINTS in machine.target.capabilities:
         order.append(None)
-    index = data.draw(st.sampled_from(order), label="checkpoint")
+    index = order[strategies.draw_index(data, len(order), "checkpoint")]
     machine.run(RollbackToForeign() if index is None else RollbackTo(index))
 
 
@@ -283,10 +274,21 @@ def out_of_log_write(machine: RollbackMachine, data: st.DataObject) -> None:
     _out_of_log_write_from(machine, data)
 
 
+#: Draws of an out-of-log write before giving up on one that changes the bytes.
+_WRITE_ATTEMPTS = 3
+
+
 def _out_of_log_write_from(machine: RollbackMachine, data: st.DataObject) -> None:
+    # A write that changes nothing is drawn again rather than assume()d away at
+    # once: the edits lean to empty inserts and copies of nearby text, so about
+    # one in four changes nothing, and assume() throws the whole example out.
     state = machine.live.model
-    offset, delete_length, insert = _draw_edit(machine, data)
-    assume(splice_bytes(state.current, offset, delete_length, insert) != state.current)
+    for _ in range(_WRITE_ATTEMPTS):
+        offset, delete_length, insert = _draw_edit(machine, data)
+        if splice_bytes(state.current, offset, delete_length, insert) != state.current:
+            break
+    else:
+        assume(False)
     machine.run(OutOfLogWrite(offset, delete_length, insert))
 
 
@@ -332,12 +334,12 @@ def crash_during(machine: RollbackMachine, data: st.DataObject) -> None:
         kinds += ["rollback", "compact"]
     if state.checkpoints:
         kinds.append("rollback_to")
-    kind = data.draw(st.sampled_from(kinds), label="interrupted operation")
+    kind = kinds[strategies.draw_index(data, len(kinds), "interrupted operation")]
     inner: Interruptible
     if kind == "splice":
         inner = Splice(*_draw_edit(machine, data))
     elif kind == "rollback":
-        inner = Rollback(data.draw(strategies.rollback_steps(state, single=False), label="steps"))
+        inner = Rollback(strategies.draw_rollback_steps(data, state))
     elif kind == "compact":
         inner = Compact(data.draw(st.integers(0, state.depth), label="keep"))
     else:
@@ -357,7 +359,7 @@ def restart(machine: RollbackMachine) -> None:
 def corrupt_record(machine: RollbackMachine, data: st.DataObject) -> None:
     # A bit flip first (the commonest damage, and what shrinking falls back to),
     # the records out of place as often between them.
-    damage = data.draw(st.sampled_from(DAMAGES), label="damage")
+    damage = DAMAGES[strategies.draw_index(data, len(DAMAGES), "damage")]
     machine.run(CorruptRecord(damage))
 
 

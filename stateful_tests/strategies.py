@@ -10,32 +10,29 @@ go wrong, so each generator leans towards them:
 - *empty inserts and deletes*, and deletes of everything to the end;
 - rollback step counts at 1, the whole depth and one past it (R3, R6).
 
-Shrinking moves towards the first alternative of each ``one_of``, so the
-simplest case comes first.
-
-Every strategy object is built once per configuration and reused (module
-constants, or ``functools.cache`` keyed by small hashable arguments such as a
-length, an alphabet, or the tuple of offsets an offset is drawn among).
-Hypothesis validates each *new* strategy object on its first draw, and
-``st.composite`` inspects the decorated function's source and signature each
-time it is applied; building strategies afresh on every draw
-spent more time there than in the model, the judge and the implementation
-together (docs/performance.md, "Strategies built once"). Where a strategy's
-values depend on the buffer's bytes (a stutter, a copy), the cached strategy
-draws *positions* with exactly the choices the per-call strategy made, and a
-per-call ``.map`` — which adds no choice — reads them out of the buffer. So the
-distribution drawn is unchanged (checked against the per-call module: the same
-values and the same choice sequences on 14,400 seeded draws).
+The rollback machines read each decision (an example's start, an edit, a
+rollback's step count) out of one drawn word of random bytes (see "one choice
+per decision" below): nested ``one_of``/``lists``/``map`` strategies made
+Hypothesis spend more on their choices and spans than the model, the judge and
+the implementation cost together, and ran at 0.6-0.8x a plain machine's steps
+per second (docs/performance.md). The diff machine's strategies are still
+composed ones, each built once per configuration (module constants, or
+``functools.cache`` keyed by a length or an alphabet): Hypothesis validates
+every *new* strategy object on its first draw, and ``st.composite`` inspects
+the decorated function each time it is applied.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
-from functools import partial
 
 from hypothesis import strategies as st
 
+from rollcert.model.reference import DURABILITY_MODES
 from rollcert.model.reference import POLICIES
+from rollcert.model.reference import DurabilityMode
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Policy
 
@@ -43,144 +40,192 @@ from rollcert.model.reference import Policy
 ALPHABET = b"ab"
 WIDE_ALPHABET = b"abc"
 
+# -- one choice per decision -------------------------------------------------------
+#
+# An example's start, each edit and each rollback's step count are drawn as ONE
+# choice: eight random bytes (WORD), from which a Word reads every pick with
+# exact arithmetic. Nested ``one_of``/``lists``/``tuples``/``map`` drew one choice
+# per branch, element and field, each in its own span, and Hypothesis's cost
+# per example grows with both: it draws them, records them in its tree, and
+# mutates examples span by span — and the mutator also retries, up to five
+# times each, examples that were thrown out, whenever they hold two spans of
+# one kind (several integer spans of a start, say). A plain machine's
+# ``integers``/``binary`` draws made three to five times fewer; this way,
+# rollcert's machine makes about as many choices per step as a plain one.
+# Eight bytes are 2^64 values, so a word is always new to Hypothesis's tree
+# (its search for novel examples varies the word, not the rule it draws next),
+# and the few hundred thousand combinations one decision reads out of it come
+# out uniform to one part in 2^40. The distribution is the nested strategies',
+# branch for branch: each branch of a former ``one_of`` as likely as it was,
+# values uniform within a branch; only list lengths, which ``lists`` drew with
+# a geometric tail, are uniform now.
 
-@cache
-def small_bytes(max_size: int = 4, alphabet: bytes = WIDE_ALPHABET) -> st.SearchStrategy[bytes]:
-    return st.just(b"") | st.lists(
-        st.sampled_from(list(alphabet)), min_size=1, max_size=max_size
-    ).map(bytes)
-
-
-def _repeat(pair: tuple[bytes, int]) -> bytes:
-    return pair[0] * pair[1]
-
-
-def _runs(pair: tuple[bytes, list[int]]) -> bytes:
-    return b"".join(bytes([letter]) * count for letter, count in zip(pair[0], pair[1], strict=False))
-
-
-@cache
-def initial_buffers(alphabet: bytes = WIDE_ALPHABET) -> st.SearchStrategy[bytes]:
-    """Short buffers over a small alphabet: random, periodic (``abab…``) or runs
-    (``aaaaabbbb``). Runs and periods are where an anchor matches in several
-    places, so a first-match search undoes the wrong copy; runs are drawn twice
-    as often as the rest because that bug needs them."""
-    plain = st.lists(st.sampled_from(list(ALPHABET)), max_size=8).map(bytes)
-    periodic = st.tuples(small_bytes(3, alphabet).filter(bool), st.integers(2, 5)).map(_repeat)
-    runs = st.tuples(st.sampled_from([b"ab", b"ba", b"aba"]), st.lists(st.integers(1, 12), min_size=3, max_size=3)).map(
-        _runs
-    )
-    return st.one_of(st.just(b""), plain, periodic, runs, runs)
+#: The one choice of a decision (see above).
+WORD: st.SearchStrategy[bytes] = st.binary(min_size=8, max_size=8)
 
 
-_CAPACITIES = st.integers(1, 4)
-_POLICIES = st.sampled_from(POLICIES)
+class Word:
+    """Uniform picks read one after another out of a drawn :data:`WORD`
+    (mutable: each pick consumes part of the word)."""
+
+    __slots__ = ("_rest",)
+
+    def __init__(self, raw: bytes) -> None:
+        self._rest = int.from_bytes(raw, "little")
+
+    def pick(self, count: int) -> int:
+        """One of ``0 .. count - 1``, each as likely."""
+        self._rest, chosen = divmod(self._rest, count)
+        return chosen
+
+    def letters(self, alphabet: bytes, count: int) -> bytes:
+        return bytes(alphabet[self.pick(len(alphabet))] for _ in range(count))
 
 
-def capacities() -> st.SearchStrategy[int]:
-    return _CAPACITIES
+# -- starts ------------------------------------------------------------------------
+
+_RUN_PATTERNS = (b"ab", b"ba", b"aba")
+_MAX_CAPACITY = 4
 
 
-def policies() -> st.SearchStrategy[Policy]:
-    return _POLICIES
+def _initial_buffer(word: Word, alphabet: bytes) -> bytes:
+    """Short buffers over a small alphabet: empty, random over ``ab`` (up to 8
+    bytes), periodic (a unit of 1-3 letters, 2-5 times: ``abab…``) or runs
+    (``aaaaabbbb``: a pattern's letters, each 1-12 times). Runs and periods are
+    where an anchor matches in several places, so a first-match search undoes
+    the wrong copy; runs are drawn twice as often as the rest because that bug
+    needs them."""
+    kind = word.pick(5)
+    if kind == 0:
+        return b""
+    if kind == 1:
+        return word.letters(ALPHABET, word.pick(9))
+    if kind == 2:
+        unit = word.letters(alphabet, word.pick(3) + 1)
+        return unit * (word.pick(4) + 2)
+    pattern = _RUN_PATTERNS[word.pick(len(_RUN_PATTERNS))]
+    return b"".join(bytes([letter]) * (word.pick(12) + 1) for letter in pattern)
 
 
-# Offsets, inserts and step counts depend on the state. Offsets are cached by the
-# values they choose among (Hypothesis merges a ``one_of`` of ``sampled_from`` and a
-# small ``integers`` into one draw, so positions mapped afterwards would change the
-# choices); inserts draw tagged positions, keyed only by the buffer's length, and
-# ``_resolve_insert`` (a per-call ``.map``) looks them up in this buffer.
+def initial_buffer(raw: bytes, alphabet: bytes = WIDE_ALPHABET) -> bytes:
+    """The initial buffer a drawn :data:`WORD` names (see :func:`_initial_buffer`)."""
+    return _initial_buffer(Word(raw), alphabet)
 
 
-@cache
-def _offsets(hot: tuple[int, ...], length: int, boundaries: tuple[int, ...]) -> st.SearchStrategy[int]:
-    if not boundaries:
-        return st.sampled_from(hot) | st.integers(0, length)
-    return st.one_of(st.sampled_from(hot), st.integers(0, length), st.sampled_from(boundaries), st.sampled_from(boundaries))
+@dataclass(frozen=True)
+class Start:
+    """What a rollback machine's example starts from: the initial buffer, the
+    durability mode (durable machines), and a capacity and policy (bounded)."""
+
+    initial: bytes
+    durability: DurabilityMode | None = None
+    capacity: int | None = None
+    policy: Policy | None = None
 
 
-def offsets(state: ModelState) -> st.SearchStrategy[int]:
-    """0, the end, the newest edit's offset, a boundary between two runs of text
-    (where an anchor search has the most look-alike candidates), or anywhere."""
+def start_from(raw: bytes, alphabet: bytes, bounded: str, durable: bool) -> Start:
+    """An example's start, read out of one drawn :data:`WORD`: the initial buffer,
+    then the durability mode if ``durable`` (each equally likely), then — if
+    ``bounded`` is "always", or "sometimes" and a coin says so — a capacity of
+    1-4 and a policy."""
+    word = Word(raw)
+    initial = _initial_buffer(word, alphabet)
+    durability = DURABILITY_MODES[word.pick(len(DURABILITY_MODES))] if durable else None
+    if bounded == "always" or (bounded == "sometimes" and word.pick(2)):
+        return Start(initial, durability, word.pick(_MAX_CAPACITY) + 1, POLICIES[word.pick(len(POLICIES))])
+    return Start(initial, durability)
+
+
+# -- edits -------------------------------------------------------------------------
+
+#: Insert kinds, drawn as equals: fresh small text, a stutter (twice: the copy
+#: an anchor search cannot tell from the original), a copy from elsewhere.
+_SMALL, _STUTTER, _COPY = 0, 1, 2
+_INSERT_KINDS = (_SMALL, _STUTTER, _STUTTER, _COPY)
+
+
+def _offset_kinds(state: ModelState) -> tuple[Sequence[int], ...]:
+    """What an offset is drawn among, each kind as likely: 0, the end and the
+    newest edit's offset (``hot``); anywhere; and — twice as likely, when there
+    are any — the boundaries between two runs of text, where an anchor search
+    has the most look-alike candidates."""
     buffer = state.current
     length = len(buffer)
     newest = state.edits[-1]
     hot = (0, length, min(newest.offset, length)) if newest is not None else (0, length)
     boundaries = tuple(i for i in range(1, length) if buffer[i - 1] != buffer[i])
-    return _offsets(hot, length, boundaries)
+    anywhere = range(length + 1)
+    return (hot, anywhere, boundaries, boundaries) if boundaries else (hot, anywhere)
 
 
-@cache
-def delete_lengths_of_room(room: int) -> st.SearchStrategy[int]:
-    return st.sampled_from(sorted({0, room})) | st.integers(0, room)
+def edit_from(state: ModelState, raw: bytes, alphabet: bytes = WIDE_ALPHABET) -> tuple[int, int, bytes]:
+    """(offset, delete_length, insert) of a valid splice of ``state``'s buffer,
+    read out of one drawn :data:`WORD`:
 
-
-def delete_lengths(state: ModelState, offset: int) -> st.SearchStrategy[int]:
-    return delete_lengths_of_room(len(state.current) - offset)
-
-
-_SMALL, _STUTTER, _COPY = 0, 1, 2
-_STUTTER_SHAPES = st.tuples(st.booleans(), st.integers(1, 4))
-
-
-def _tag_small(text: bytes) -> tuple[int, bytes]:
-    return (_SMALL, text)
-
-
-def _tag_pair(kind: int, pair: tuple[object, int]) -> tuple[int, tuple[object, int]]:
-    return (kind, pair)
-
-
-@cache
-def _insert_shapes(length: int, near_offset: bool, alphabet: bytes) -> st.SearchStrategy[tuple[int, object]]:
-    """The draws of :func:`inserts` for a buffer of ``length`` bytes, tagged."""
-    stutters = _STUTTER_SHAPES.map(partial(_tag_pair, _STUTTER)) if near_offset and length else st.nothing()
-    copies = (
-        st.tuples(st.integers(0, length - 1), st.integers(1, 4)).map(partial(_tag_pair, _COPY))
-        if length
-        else st.nothing()
-    )
-    return st.one_of(small_bytes(alphabet=alphabet).map(_tag_small), stutters, stutters, copies)
-
-
-def _resolve_insert(buffer: bytes, offset: int, shape: tuple[int, object]) -> bytes:
-    kind, value = shape
-    if kind == _SMALL:
-        assert isinstance(value, bytes)
-        return value
-    assert isinstance(value, tuple)
-    first, count = value
-    if kind == _STUTTER:
-        return buffer[offset : offset + count] if first else buffer[max(0, offset - count) : offset]
-    return buffer[first : first + count]
-
-
-def inserts(
-    state: ModelState, offset: int | None = None, alphabet: bytes = WIDE_ALPHABET
-) -> st.SearchStrategy[bytes]:
-    """Empty, a stutter (a copy of the bytes right beside ``offset``: the copy an
-    anchor search cannot tell from the original), fresh small text, or a copy of
-    text from elsewhere in the buffer."""
+    - the offset: see :func:`_offset_kinds`;
+    - the delete length: nothing or everything to the end half the time, else any;
+    - the insert: fresh small text (empty half of those times, else 1-4
+      letters), a stutter (1-4 bytes right before or after the offset: the
+      copy an anchor search cannot tell from the original; twice as likely) or
+      a copy of 1-4 bytes from elsewhere in the buffer.
+    """
+    word = Word(raw)
     buffer = state.current
-    shapes = _insert_shapes(len(buffer), offset is not None, alphabet)
-    return shapes.map(partial(_resolve_insert, buffer, 0 if offset is None else offset))
+    kinds = _offset_kinds(state)
+    among = kinds[word.pick(len(kinds))]
+    offset = among[word.pick(len(among))]
+    room = len(buffer) - offset
+    delete_length = word.pick(room + 1) if word.pick(2) else (0, room)[word.pick(2)]
+    kind = _INSERT_KINDS[word.pick(len(_INSERT_KINDS))] if buffer else _SMALL  # nothing to copy yet
+    if kind == _SMALL:
+        insert = word.letters(alphabet, word.pick(4) + 1) if word.pick(2) else b""
+    elif kind == _STUTTER:
+        count = word.pick(4) + 1
+        insert = buffer[offset : offset + count] if word.pick(2) else buffer[max(0, offset - count) : offset]
+    else:
+        start = word.pick(len(buffer))
+        insert = buffer[start : start + word.pick(4) + 1]
+    return offset, delete_length, insert
+
+
+def draw_edit(data: st.DataObject, state: ModelState, alphabet: bytes = WIDE_ALPHABET) -> tuple[int, int, bytes]:
+    """:func:`edit_from` a word drawn from ``data``: one draw, one choice."""
+    return edit_from(state, data.draw(WORD, label="edit"), alphabet)
+
+
+# -- rollbacks ---------------------------------------------------------------------
+
+
+def rollback_steps_from(state: ModelState, raw: bytes) -> int:
+    """1, the whole depth, one past it (the horizon), or anything between — each
+    as likely as the others; read out of one drawn :data:`WORD`. At depth 0: 1 or 0."""
+    word, depth = Word(raw), state.depth
+    if depth == 0:
+        return 1 - word.pick(2)
+    return (1, word.pick(depth) + 1, depth, depth + 1)[word.pick(4)]
+
+
+def draw_rollback_steps(data: st.DataObject, state: ModelState) -> int:
+    """:func:`rollback_steps_from` a word drawn from ``data``."""
+    return rollback_steps_from(state, data.draw(WORD, label="steps"))
+
+
+def draw_branch_steps(data: st.DataObject, state: ModelState) -> int:
+    """One step back half the time (the step that brings a dead checkpoint's
+    depth back), else anything up to the whole depth; one choice."""
+    word = Word(data.draw(WORD, label="steps"))
+    return 1 if word.pick(2) == 0 else word.pick(state.depth) + 1
 
 
 @cache
-def _rollback_steps_at(depth: int) -> st.SearchStrategy[int]:
-    if depth == 0:
-        return st.sampled_from([1, 0])
-    # Mostly reachable targets (1, the whole depth, anything between), sometimes one past the horizon.
-    return st.one_of(st.just(1), st.integers(1, depth), st.just(depth), st.just(depth + 1))
+def _integers(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.integers(low, high)
 
 
-_ONE_STEP = st.just(1)
-
-
-def rollback_steps(state: ModelState, *, single: bool) -> st.SearchStrategy[int]:
-    if single:
-        return _ONE_STEP
-    return _rollback_steps_at(state.depth)
+def draw_index(data: st.DataObject, count: int, label: str) -> int:
+    """An index into a short list of ``count`` choices (a ``sampled_from`` of the
+    list's positions, without building a strategy per list)."""
+    return data.draw(_integers(0, count - 1), label=label)
 
 
 def out_of_range_splices(state: ModelState) -> st.SearchStrategy[tuple[int, int]]:
@@ -250,11 +295,6 @@ _DIFF_INITIAL_BUFFERS = st.one_of(
 def diff_initial_buffers() -> st.SearchStrategy[bytes]:
     """Three to eight bytes: over ``ab`` (repeats) or distinct letters (readable)."""
     return _DIFF_INITIAL_BUFFERS
-
-
-@cache
-def _integers(low: int, high: int) -> st.SearchStrategy[int]:
-    return st.integers(low, high)
 
 
 @cache
