@@ -69,6 +69,19 @@ class PropertyResult:
     #: Measured figures that are not verdicts, e.g. the diff machines' precision
     #: (the share of rule-accepted diffs the SUT accepted; S1-S3).
     figures: dict[str, float] = field(default_factory=dict)
+    #: Whether the coverage counts depend on how threads happened to interleave
+    #: (R7 runs each program on real threads): two runs of one seed count
+    #: different numbers of overlaps, so a reproducible certificate keeps only
+    #: whether each situation was reached.
+    scheduling_dependent: bool = False
+
+    def make_reproducible(self) -> None:
+        """Drop what differs between two runs of the same target, profile and seed:
+        the wall-clock seconds, and scheduling-dependent counts (kept as reached, 1,
+        or not, 0). Verdicts, examples, steps and counterexamples are untouched."""
+        self.seconds = 0.0
+        if self.scheduling_dependent:
+            self.coverage = {name: min(count, 1) for name, count in self.coverage.items()}
 
 
 @dataclass
