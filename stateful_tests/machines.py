@@ -648,11 +648,13 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
         yield from _idle_crash_merged(config, operations)
         yield from shrink.pair_deletions(self, config, operations)
-        yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
         yield from shrink.simpler_operations(self, config, operations)
         yield from shrink.shorter_initial(config, operations)
         yield from shrink.plainer_initial(config, operations)
         yield from self._smaller_capacity(config, operations)
+        # Last: folding trades steps for a longer starting buffer, so it is tried only
+        # on a trace no other move improves.
+        yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
 
     def _smaller_capacity(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
         if config.capacity is not None and config.capacity > 1:
