@@ -43,6 +43,8 @@ from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
 from rollcert.stateful_tests.adapters import aider_tools
 from rollcert.stateful_tests.adapters import gptme_patch
 from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.findings import FINDINGS_DIR
+from rollcert.stateful_tests.findings import load_findings
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -75,6 +77,25 @@ def test_every_agent_tool_target_is_registered_and_documented() -> None:
     for documented in DOCUMENTED:
         assert documented.target in TARGETS[documented.page], f"{documented.target} is on {documented.page}"
         assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), f"{documented.page}: run {REGENERATE}"
+
+
+@pytest.mark.parametrize(
+    ("initial", "hunk", "covered"),
+    [
+        (b"ab\n", Hunk(0, 1, b"X"), False),  # a file with its final line break, kept
+        (b"ab", Hunk(0, 1, b"X"), True),  # a file without one
+        (b"ab\n", Hunk(2, 3, b""), True),  # a diff that deletes it
+        (b"ab\n", Hunk(0, 3, b""), False),  # an emptied file has no last line
+    ],
+)
+def test_the_focused_targets_set_aside_only_unterminated_texts(
+    initial: bytes, hunk: Hunk, covered: bool
+) -> None:
+    """aider.toml's final_line_break_added covers an apply whose live text, or whose
+    result on its snapshot, lacks a final line break — and nothing else."""
+    (finding,) = [f for f in load_findings(FINDINGS_DIR / "aider.toml") if f.name == "final_line_break_added"]
+    state = DIFFS.predict(DIFFS.initial_state(BufferConfig(initial)), TakeSnapshot()).readings[0].state
+    assert finding.applies(state, ApplyDiff(0, "content", (hunk,))) is covered
 
 
 @pytest.mark.slow
