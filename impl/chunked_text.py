@@ -128,8 +128,8 @@ class ChunkedText:
         of the bytes a splice removes and the write over them, instead of
         ``read_range`` then ``replace``. A caller that writes into the chunk must
         keep its length and add 1 to ``version`` (R4 relies on every write counting).
-        Leaves the chunk as the hint for a ``replace`` at ``offset``, as ``read_range``
-        does: the undo of the splice, if it comes next, skips its lookup.
+        Leaves no hint: the journaled buffer undoes such a splice through the chunk
+        it was given.
         """
         gstarts = self._gstarts
         if len(gstarts) == 1:
@@ -143,8 +143,6 @@ class ChunkedText:
         chunk = self._groups[g][i]
         local -= rel[i]
         if local + length <= len(chunk):
-            self._hint_offset = offset  # for the undo's replace at the same offset
-            self._hint = (g, i, chunk, local)
             return chunk, local
         return None
 

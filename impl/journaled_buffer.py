@@ -99,6 +99,15 @@ class JournaledBuffer:
         self._expected_version = self._storage.version
         #: Position of the newest out-of-log write seen, or -1 (R4).
         self._barrier_position = -1
+        #: The serial of the newest same-length splice's record, or -1, set by that
+        #: splice and reset by every other write that adds a record; the bytes it
+        #: wrote are ``_undo_chunk[_undo_local:]``. While it matches the newest
+        #: record and the storage version is ours, nothing has written since (a
+        #: rollback pops the record, and serials are never reused), so the undo
+        #: writes back there without a lookup (see ``rollback``).
+        self._undo_serial = -1
+        self._undo_chunk = bytearray()
+        self._undo_local = 0
 
     # -- observation ---------------------------------------------------------
 
@@ -186,7 +195,11 @@ class JournaledBuffer:
                     storage.version += 1
                     self._expected_version = storage.version
                     self._revision += 1
+                    self._undo_serial = serial
+                    self._undo_chunk = chunk
+                    self._undo_local = local
                     return
+            self._undo_serial = -1
             # tuple.__new__ builds the same InverseRecord as InverseRecord(...) without
             # the Python-level __new__ of a NamedTuple: this is the hot path.
             self._journal.append(
@@ -229,8 +242,15 @@ class JournaledBuffer:
                 journal = self._journal
                 if type(journal) is not InMemoryJournal:  # whose commit_rollback is a no-op
                     journal.commit_rollback(1)
-                offset, removed, inserted_length, _serial = journal.pop()
-                storage.replace(offset, inserted_length, removed)
+                offset, removed, inserted_length, serial = journal.pop()
+                if serial == self._undo_serial:
+                    # Undoing the same-length splice just made (nothing has written
+                    # since, so its chunk still holds its bytes): no lookup.
+                    local = self._undo_local
+                    self._undo_chunk[local : local + inserted_length] = removed
+                    storage.version += 1
+                else:
+                    storage.replace(offset, inserted_length, removed)
                 self._depth = depth - 1
                 self._revision += 1
                 self._expected_version = storage.version
@@ -267,6 +287,7 @@ class JournaledBuffer:
             horizon_serial = next(self._serials)
             meta = BaseMeta(self._revision, horizon_serial + 1, horizon_serial, self._base_position + self._depth)
             self._journal.rewrite(self._storage.read(), meta, 0)
+            self._undo_serial = -1
             self._base_position += self._depth
             self._depth = 0
             self._horizon_serial = horizon_serial
@@ -360,6 +381,7 @@ class JournaledBuffer:
         self._base_position += 1
 
     def _rollback_locked(self, steps: int) -> None:
+        self._undo_serial = -1
         storage, journal = self._storage, self._journal
         depth = self._depth
         if steps > depth:

@@ -149,6 +149,41 @@ def test_chunked_text_equals_bytearray(initial: bytes, edits: list[tuple[int, in
         chunked_text.CHUNK_SIZE = original
 
 
+@given(
+    st.binary(min_size=1, max_size=24),
+    st.lists(
+        st.tuples(st.sampled_from(["same", "splice", "rollback", "rollback2"]), st.integers(0, 40), st.binary(max_size=9)),
+        max_size=40,
+    ),
+)
+def test_same_length_undo_shortcut_matches_the_model(initial: bytes, steps: list[tuple[str, int, bytes]]) -> None:
+    """rollback(1) writes a same-length splice's bytes back into the chunk the splice
+    wrote, without a lookup. With 4-byte chunks, the splices between (length
+    changes that split, merge and regroup chunks) and multi-step rollbacks must
+    never leave it writing into a chunk that is no longer the buffer's."""
+    original = chunked_text.CHUNK_SIZE
+    chunked_text.CHUNK_SIZE = 4
+    try:
+        buffer, history = JournaledBuffer(initial), [initial]
+        for kind, where, text in steps:
+            current = history[-1]
+            offset = where % (len(current) + 1)
+            if kind == "same" and text and offset + len(text) <= len(current):
+                buffer.splice(offset, len(text), text)
+                history.append(current[:offset] + text + current[offset + len(text) :])
+            elif kind == "splice":
+                delete = min(len(text) // 2, len(current) - offset)
+                buffer.splice(offset, delete, text)
+                history.append(current[:offset] + text + current[offset + delete :])
+            elif kind.startswith("rollback") and len(history) > 1:
+                count = min(len(history) - 1, 1 if kind == "rollback" else 2)
+                buffer.rollback(count)
+                del history[-count:]
+            assert buffer.read() == history[-1] and buffer.depth == len(history) - 1
+    finally:
+        chunked_text.CHUNK_SIZE = original
+
+
 def test_large_buffer_round_trip() -> None:
     data = bytes(range(256)) * 20_000  # 5 MiB, many chunks
     buffer = JournaledBuffer(data)
