@@ -79,6 +79,7 @@ Hunks = Sequence[tuple[int, int, bytes]]
 
 
 def _with_line_break(text: str) -> str:
+    """``text`` ending in a line break: a block's lines end before its marker line."""
     return text if not text or text.endswith("\n") else text + "\n"
 
 
@@ -110,6 +111,7 @@ def text_of(data: bytes) -> str:
 
 
 def text_hunks(hunks: Hunks) -> list[tuple[int, int, str]]:
+    """The hunks with their replacements as text (offsets stay: the alphabet is ASCII)."""
     return [(start, end, text_of(replacement)) for start, end, replacement in hunks]
 
 
