@@ -75,7 +75,7 @@ def certify_property(
             return _certify_property(target, property_id, profile, seed, None)
         progress.started(property_id, _budget(property_id, profile))
         result = _certify_property(target, property_id, profile, seed, progress)
-    progress.finished(property_id, result.verdict, summary(result))
+    progress.finished(property_id, result.verdict, result.progress_summary())
     return result
 
 
@@ -116,15 +116,6 @@ def _budget(property_id: str, profile: Profile) -> Budget | None:
         return None
     examples = profile.max_examples * profile.rounds
     return Budget(examples, examples * profile.steps_per_example)
-
-
-def summary(result: PropertyResult) -> str:
-    """A few words after a property's verdict on the live display (one line)."""
-    if result.verdict == "violated" and result.counterexample is not None:
-        return f"counterexample of {len(result.counterexample.steps)} steps"
-    if result.verdict in ("passed", "violated"):
-        return ""
-    return result.reason.splitlines()[0] if result.reason else ""
 
 
 def _certify_property(
@@ -284,7 +275,7 @@ def certify(
             if target_text is None or target.set_aside:
                 raise ValueError("certify(jobs > 1) re-resolves the target in each worker: give source=TargetSource(...)")
             source = TargetSource(target_text)
-        results = certify_in_workers(source, property_ids, profile, seed, jobs, progress)
+        results = certify_in_workers(certify_property, source, property_ids, profile, seed, jobs, progress)
     else:
         results = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in property_ids}
     for result in results.values():

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -43,6 +44,7 @@ from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
+from typing import TypeAlias
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.adapter import Target
@@ -50,6 +52,9 @@ from rollcert.stateful_tests.progress import INTERVAL
 from rollcert.stateful_tests.progress import Budget
 from rollcert.stateful_tests.progress import ProgressSink
 from rollcert.stateful_tests.verdicts import PropertyResult
+
+#: ``certify.certify_property``'s signature: one property of one target, to a verdict.
+PropertyRunner: TypeAlias = Callable[..., PropertyResult]
 
 #: Seconds a worker is given to stop after ``terminate`` before it is killed.
 TERMINATE_GRACE = 2.0
@@ -107,16 +112,27 @@ class _PipeSink:
         pass  # the parent reports it on receiving the result, after the worker's last send
 
 
-def _work(source: TargetSource, property_id: str, profile: str, seed: int, connection: Connection, report: bool) -> None:
-    """A worker's whole life: resolve the target, certify one property, send the result."""
-    from rollcert.stateful_tests.certify import certify_property
+def _work(
+    run_property: PropertyRunner,
+    source: TargetSource,
+    property_id: str,
+    profile: str,
+    seed: int,
+    connection: Connection,
+    report: bool,
+) -> None:
+    """A worker's whole life: resolve the target, certify one property, send the result.
+
+    ``run_property`` is ``certify.certify_property``, passed in rather than
+    imported: it travels to the worker as a reference to a module-level
+    function, and this module stays below ``certify`` in the import graph."""
     from rollcert.stateful_tests.profiles import PROFILES
 
     try:
         try:
             target = source.resolve()
             sink = _PipeSink(connection) if report else None
-            result = certify_property(target, property_id, PROFILES[profile], seed, progress=sink)
+            result = run_property(target, property_id, PROFILES[profile], seed, progress=sink)
             message: tuple[Any, ...] = ("result", result)
         except KeyboardInterrupt:
             return  # the parent was interrupted too, and says so
@@ -166,6 +182,7 @@ class _Worker:
 
 
 def certify_in_workers(
+    run_property: PropertyRunner,
     source: TargetSource,
     property_ids: Sequence[str],
     profile: str,
@@ -186,7 +203,7 @@ def certify_in_workers(
                 property_id = waiting.pop(0)
                 receiver, sender = context.Pipe(duplex=False)
                 process = context.Process(  # type: ignore[attr-defined]
-                    target=_work, args=(source, property_id, profile, seed, sender, progress is not None),
+                    target=_work, args=(run_property, source, property_id, profile, seed, sender, progress is not None),
                     name=f"rollcert-certify-{property_id}", daemon=True,
                 )
                 process.start()
@@ -202,9 +219,7 @@ def certify_in_workers(
                     worker.process.join()
                     results[worker.property_id] = result
                     if progress is not None:
-                        from rollcert.stateful_tests.certify import summary
-
-                        progress.finished(worker.property_id, result.verdict, summary(result))
+                        progress.finished(worker.property_id, result.verdict, result.progress_summary())
             tick = getattr(progress, "tick", None)
             if tick is not None:
                 tick()

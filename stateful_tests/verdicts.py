@@ -75,6 +75,14 @@ class PropertyResult:
     #: whether each situation was reached.
     scheduling_dependent: bool = False
 
+    def progress_summary(self) -> str:
+        """A few words after the verdict on the live display (one line)."""
+        if self.verdict == "violated" and self.counterexample is not None:
+            return f"counterexample of {len(self.counterexample.steps)} steps"
+        if self.verdict in ("passed", "violated"):
+            return ""
+        return self.reason.splitlines()[0] if self.reason else ""
+
     def make_reproducible(self) -> None:
         """Drop what differs between two runs of the same target, profile and seed:
         the wall-clock seconds, and scheduling-dependent counts (kept as reached, 1,
