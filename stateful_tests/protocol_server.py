@@ -299,7 +299,7 @@ class JournaledBufferServer:
                     journal_class=self.journal_class,
                     durability=_durability(durability),
                     capacity=capacity,
-                    policy=policy,  # type: ignore[arg-type]  # checked against POLICIES above
+                    policy=policy,
                 )
             except BaseException:
                 _remove_files(files)
@@ -307,7 +307,7 @@ class JournaledBufferServer:
             self.buffers[buffer_id] = HostedBuffer(buffer, durable=files)
             return buffer_id
         journal = FaultInjectingJournal(InMemoryJournal())
-        buffer = JournaledBuffer(initial, capacity=capacity, policy=policy, journal=journal)  # type: ignore[arg-type]
+        buffer = JournaledBuffer(initial, capacity=capacity, policy=policy, journal=journal)
         self.buffers[buffer_id] = HostedBuffer(buffer, journal=journal)
         return buffer_id
 
