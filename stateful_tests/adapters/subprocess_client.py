@@ -331,16 +331,26 @@ class ServerConnection:
         self._kill_after = None
 
     def kill(self, why: str) -> None:
-        """SIGKILL the server's process group now and reap it (no grace, no EOF first)."""
+        """SIGKILL the server's process group now and reap it (no grace, no EOF first).
+
+        The signal takes effect when the process leaves the kernel: one inside a
+        slow ``fsync`` dies only after it. The next process must not start
+        before (the dying one still holds its journals' writer locks), so the
+        wait is the request timeout, and a process that outlives it is an error.
+        """
         self._kill_after = None
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=SHUTDOWN_GRACE_SECONDS)
         self._pending.clear()
         if self.broken is None:
             self.broken = why
-        self._finalizer()  # closes the pipes; the group is already gone
+        try:
+            self.process.wait(timeout=max(self.timeout, SHUTDOWN_GRACE_SECONDS))
+        except subprocess.TimeoutExpired:
+            self.broken = f"{self.broken}; it did not die within {self.timeout:g} s of SIGKILL"
+            raise HarnessError(self.broken) from None
+        finally:
+            self._finalizer()  # closes the pipes
 
     def request(self, op: str, **arguments: object) -> object:
         """Send one request and return its decoded result or :class:`ErrorReply`.
@@ -812,17 +822,19 @@ class DurableHost:
         old.kill("killed by the crash nemesis (restart)")
         self.connection = self._connect()
         failure: Exception | None = None
+        others: list[str] = []
         for buffer in list(self.buffers):
             if buffer.connection is not old:
                 continue
             buffer.connection = self.connection
             reply = self.connection.request("reopen", buffer=buffer.buffer_id)
             if isinstance(reply, ErrorReply):
-                refusal = _refusal("reopen", reply)
                 if buffer is requester:
-                    failure = refusal
-                elif isinstance(refusal, HarnessError):
-                    raise refusal
+                    failure = _refusal("reopen", reply)
+                else:  # nothing was done to it: failing to recover it is the harness's trouble
+                    others.append(f"{buffer.buffer_id}: {reply.kind}: {reply.message}")
+        if others:
+            raise HarnessError("after a restart, durable buffers could not be reopened: " + "; ".join(others))
         if failure is not None:
             raise failure
 
