@@ -101,13 +101,12 @@ class JournaledBuffer:
         self._barrier_position = -1
         #: The serial of the newest same-length splice's record, or -1, set by that
         #: splice and reset by every other write that adds a record; the bytes it
-        #: wrote are ``_undo_chunk[_undo_local:]``. While it matches the newest
+        #: wrote are at ``_undo_at`` (chunk, offset in it). While it matches the newest
         #: record and the storage version is ours, nothing has written since (a
         #: rollback pops the record, and serials are never reused), so the undo
         #: writes back there without a lookup (see ``rollback``).
         self._undo_serial = -1
-        self._undo_chunk = bytearray()
-        self._undo_local = 0
+        self._undo_at: tuple[bytearray, int] = (bytearray(), 0)
 
     # -- observation ---------------------------------------------------------
 
@@ -192,12 +191,11 @@ class JournaledBuffer:
                     else:
                         self._depth += 1
                     chunk[local:end] = insert
-                    storage.version += 1
-                    self._expected_version = storage.version
+                    version = storage.version + 1
+                    storage.version = self._expected_version = version
                     self._revision += 1
                     self._undo_serial = serial
-                    self._undo_chunk = chunk
-                    self._undo_local = local
+                    self._undo_at = found
                     return
             self._undo_serial = -1
             # tuple.__new__ builds the same InverseRecord as InverseRecord(...) without
@@ -246,8 +244,8 @@ class JournaledBuffer:
                 if serial == self._undo_serial:
                     # Undoing the same-length splice just made (nothing has written
                     # since, so its chunk still holds its bytes): no lookup.
-                    local = self._undo_local
-                    self._undo_chunk[local : local + inserted_length] = removed
+                    chunk, local = self._undo_at
+                    chunk[local : local + inserted_length] = removed
                     storage.version += 1
                 else:
                     storage.replace(offset, inserted_length, removed)
