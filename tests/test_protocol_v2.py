@@ -7,6 +7,7 @@ lost). The certification runs are in ``tests/test_protocol_v2_certify.py`` (slow
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -81,7 +82,21 @@ def test_a_version_1_server_is_greeted_again_in_version_1_and_driven_as_before()
         server.close()
 
 
-def test_a_server_that_refuses_every_version_is_a_handshake_error_naming_both() -> None:
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_javascript_example_a_version_1_server_not_ours_falls_back_too() -> None:
+    script = Path(__file__).parent.parent / "examples" / "protocol" / "buffer_server.js"
+    server = SubprocessServer(["node", str(script)], TIMEOUT)
+    try:
+        assert server.hello.protocol == PROTOCOL_VERSION
+        buffer = remote(server, BufferConfig(b"ab"))
+        buffer.splice(2, 0, b"c")
+        buffer.rollback(1)
+        assert buffer.read() == b"ab"
+    finally:
+        server.close()
+
+
+def test_a_server_that_answers_in_another_version_is_a_handshake_error_not_a_fallback() -> None:
     target = subprocess_target(fake("wrong_version"))
     assert "rollcert-protocol/99" in target.notes["handshake"]
 
