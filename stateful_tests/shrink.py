@@ -106,9 +106,10 @@ def folded_setup(
     move undoes another and the loop still ends. Families list it last: tried
     earlier, it leads the greedy search to another trace of as many steps on a
     longer buffer as often as to a shorter one."""
+    unjudgeable: tuple[type[Exception], ...] = (ValueError, TypeError, *family.not_a_trace)
     try:
         state = family.initial_state(config)
-    except (ValueError, TypeError):
+    except unjudgeable:
         return
     built: list[bytes] = []
     for operation in operations[:-1]:
@@ -116,7 +117,7 @@ def folded_setup(
             break
         try:
             reading = family.predict(state, operation).readings[0]
-        except (ValueError, TypeError, *family.not_a_trace):
+        except unjudgeable:
             break
         if reading.error is not None:
             break  # a refused edit is a step of the story, not setup
