@@ -23,6 +23,7 @@ from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure
+from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine
 from hypothesis.stateful import get_state_machine_test
@@ -53,6 +54,9 @@ __all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "c
 
 #: Round r of a property's run uses seed ``seed + r * ROUND_SEED_STRIDE``.
 ROUND_SEED_STRIDE = 1_000_003
+#: How many times one round may be started afresh after Hypothesis found its own
+#: bookkeeping inconsistent (see :func:`_run_round`).
+ROUND_RESTARTS = 3
 
 
 def _first_violation(error: BaseException) -> BaseException:
@@ -187,9 +191,9 @@ def run_to_verdict(
     try:
         with _sampling(progress, result.property_id, tracker):
             for round_number in range(profile.rounds):
-                round_seed = seed + round_number * ROUND_SEED_STRIDE
-                test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
-                hypothesis_seed(round_seed)(test)()
+                restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE)
+                if restarts:
+                    result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
                 if all(tracker.reached[s.name] for s in situations):
                     break
     except BaseException as raised:  # every failure becomes a verdict
@@ -238,6 +242,30 @@ def run_to_verdict(
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)
     return result
+
+
+def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_seed: int) -> int:
+    """Run one round of ``machine``; the number of times it had to be started afresh.
+
+    Hypothesis remembers the choices of every example and refuses to go on
+    (``FlakyStrategyDefinition``) when the same choices lead to different draws.
+    The machines draw from the model state, which follows what the SUT reported:
+    a real crash (a SIGKILL over the protocol) lands inside a request one time and
+    after it the next, so two examples that share a start can diverge. That is
+    not a verdict: every step that ran was judged against the model. The round
+    starts again with another seed (at most :data:`ROUND_RESTARTS` times), and
+    the certificate counts the restarts (figure ``rounds_restarted``).
+    """
+    for restart in range(ROUND_RESTARTS + 1):
+        test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
+        try:
+            hypothesis_seed(round_seed + restart)(test)()
+        except FlakyStrategyDefinition:
+            if restart == ROUND_RESTARTS:
+                raise
+            continue
+        return restart
+    raise AssertionError("unreachable: the last restart returns or raises")
 
 
 def _sampling(progress: ProgressSink | None, property_id: str, tracker: _Tracker) -> AbstractContextManager[object]:
