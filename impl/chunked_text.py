@@ -139,9 +139,12 @@ class ChunkedText:
             g = bisect_right(gstarts, offset) - 1
             local = offset - gstarts[g]
         rel = self._rels[g]
-        i = bisect_right(rel, local) - 1
-        chunk = self._groups[g][i]
-        local -= rel[i]
+        if len(rel) == 1:  # one chunk in the group (every buffer up to 64 KiB): no bisect
+            chunk = self._groups[g][0]
+        else:
+            i = bisect_right(rel, local) - 1
+            chunk = self._groups[g][i]
+            local -= rel[i]
         if local + length <= len(chunk):
             return chunk, local
         return None

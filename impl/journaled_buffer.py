@@ -162,9 +162,9 @@ class JournaledBuffer:
         with self._lock:
             storage = self._storage
             length = storage.length
-            if offset < 0 or offset > length:
-                raise ValueError(f"offset {offset} outside the buffer [0, {length}]")
-            if delete_length < 0 or delete_length > length - offset:
+            if not (0 <= offset <= length and 0 <= delete_length <= length - offset):
+                if not 0 <= offset <= length:
+                    raise ValueError(f"offset {offset} outside the buffer [0, {length}]")
                 raise ValueError(
                     f"delete_length {delete_length} at offset {offset} runs past the end "
                     f"of a {length}-byte buffer"
@@ -246,12 +246,14 @@ class JournaledBuffer:
                     # since, so its chunk still holds its bytes): no lookup.
                     chunk, local = self._undo_at
                     chunk[local : local + inserted_length] = removed
-                    storage.version += 1
+                    version = storage.version + 1
+                    storage.version = version
                 else:
                     storage.replace(offset, inserted_length, removed)
+                    version = storage.version
+                self._expected_version = version
                 self._depth = depth - 1
                 self._revision += 1
-                self._expected_version = storage.version
                 return
             self._rollback_locked(steps)
 
