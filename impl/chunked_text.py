@@ -139,7 +139,7 @@ class ChunkedText:
             g = bisect_right(gstarts, offset) - 1
             local = offset - gstarts[g]
         rel = self._rels[g]
-        if len(rel) == 1:  # one chunk in the group (every buffer up to 64 KiB): no bisect
+        if len(rel) == 1:  # one chunk in the group (a buffer up to a chunk, 32 KiB): no bisect
             chunk = self._groups[g][0]
         else:
             i = bisect_right(rel, local) - 1
