@@ -26,8 +26,10 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import TargetError
 
 __all__ = ["environments_root", "node_environment", "python_environment"]
@@ -169,3 +171,31 @@ def node_environment(name: str, packages: list[str]) -> Path:
         command = [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--save-exact", *pins]
         _build(folder, recipe, [(command, f"npm install {' '.join(pins)} into {folder}")], None)
     return folder
+
+
+def served_tool_target(
+    command: list[str], *, name: str, description: str, notes: dict[str, str], alphabet: bytes
+) -> Target:
+    """The target of a tool hosted by a tool server (``stateful_tests/tool_servers/``)
+    run with ``command`` in the tool's own environment.
+
+    The server's hello says what the target can do; this adds what the adapter
+    knows and the hello cannot say: the registered ``name``, a ``description``
+    (after the tool's version), the ``notes`` on what the tool cannot be told,
+    and the letters it is honest on. A server that cannot be started is a
+    :class:`TargetError` (a usage problem), never a verdict.
+    """
+    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted
+    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
+
+    try:
+        served = subprocess_target(command)
+    except (ValueError, ServerNotStarted) as error:
+        raise TargetError(str(error)) from None
+    return replace(
+        served,
+        name=name,
+        description=f"{served.version}: {description}",
+        notes={**served.notes, **notes},
+        alphabet=alphabet,
+    )

@@ -20,6 +20,7 @@ from _helpers import MAX_COUNTEREXAMPLE_STEPS
 from _helpers import REGENERATE
 from _helpers import Documented
 from _helpers import certificate_of
+from _helpers import certified_as_documented
 from _helpers import documented_certificates
 
 from rollcert.model.operations import OutOfLogWrite
@@ -95,15 +96,7 @@ def test_every_registered_target_is_documented() -> None:
 @pytest.mark.slow
 def test_verdicts_are_as_documented(documented: Documented) -> None:
     pytest.importorskip(_package(documented.target))
-    certificate = certificate_of(documented.target, documented.profile, documented.seed)
-    now = {pid: result.verdict for pid, result in certificate.results.items()}
-    changed = {pid: f"{documented.verdicts.get(pid)} -> {verdict}" for pid, verdict in now.items() if verdict != documented.verdicts.get(pid)}
-    assert not changed, (
-        f"{certificate.target.version} no longer behaves as docs/certifications/{documented.page} says "
-        f"({documented.target}, profile {documented.profile}, seed {documented.seed}): {changed}. "
-        f"Read the new counterexamples (rollcert certify {documented.target} --profile {documented.profile}), "
-        f"update the page's summary, then run {REGENERATE}."
-    )
+    certificate = certified_as_documented(documented)
     for pid, result in certificate.results.items():
         if result.verdict == "violated":
             steps = _counterexample(result)

@@ -20,6 +20,7 @@ from _helpers import MAX_COUNTEREXAMPLE_STEPS
 from _helpers import REGENERATE
 from _helpers import Documented
 from _helpers import certificate_of
+from _helpers import certified_as_documented
 from _helpers import documented_certificates
 
 from rollcert.model.contract import Hunk
@@ -102,19 +103,7 @@ def test_every_registered_diff_applier_is_documented() -> None:
 @pytest.mark.slow
 def test_verdicts_are_as_documented(documented: Documented) -> None:
     _require(documented.target)
-    certificate = certificate_of(documented.target, documented.profile, documented.seed)
-    now = {pid: result.verdict for pid, result in certificate.results.items()}
-    changed = {
-        pid: f"{documented.verdicts.get(pid)} -> {v}"
-        for pid, v in now.items()
-        if v != documented.verdicts.get(pid)
-    }
-    assert not changed, (
-        f"{certificate.target.version} no longer behaves as docs/certifications/{documented.page} says "
-        f"({documented.target}, profile {documented.profile}, seed {documented.seed}): {changed}. "
-        f"Read the new counterexamples (rollcert certify {documented.target} --profile {documented.profile}), "
-        f"update the page's summary, then run {REGENERATE}."
-    )
+    certificate = certified_as_documented(documented)
     s1 = certificate.results["S1"]
     if s1.verdict == "violated":
         assert len(_counterexample(s1)) <= MAX_COUNTEREXAMPLE_STEPS

@@ -22,12 +22,10 @@ each. No undo log: capability ``core`` is not declared (S2, S3 and R not assesse
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from rollcert.stateful_tests import tool_servers
 from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import TargetError
 
 #: The PyPI distribution and the exact version certified (docs/certifications/aider.md).
 REQUIREMENT = "aider-chat==0.86.2"
@@ -56,22 +54,15 @@ def server_command(python: Path, applier: str) -> list[str]:
 
 
 def _build(applier: str) -> Target:
-    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted
-    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
     from rollcert.stateful_tests.tool_envs import python_environment
+    from rollcert.stateful_tests.tool_envs import served_tool_target
 
-    python = python_environment(ENVIRONMENT, [REQUIREMENT])
-    try:
-        served = subprocess_target(server_command(python, applier))
-    except (ValueError, ServerNotStarted) as error:
-        raise TargetError(str(error)) from None
     coder = "EditBlockCoder" if applier == "search-replace" else "UnifiedDiffCoder"
-    return replace(
-        served,
+    return served_tool_target(
+        server_command(python_environment(ENVIRONMENT, [REQUIREMENT]), applier),
         name=f"aider-{applier}",
-        description=f"{served.version}: {coder}.apply_edits on a file, the reply parsed by aider's own parser",
+        description=f"{coder}.apply_edits on a file, the reply parsed by aider's own parser",
         notes={
-            **served.notes,
             "mode and reads": f"not passed (an aider edit cannot carry them): {JUDGED[applier]}",
             "core": "not declared: aider's appliers keep no undo log (no rollback, no rollback_diff)",
             "edits": EDITS[applier],

@@ -17,12 +17,10 @@ log: capability ``core`` is not declared (S2, S3 and R not assessed).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from rollcert.stateful_tests import tool_servers
 from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import TargetError
 
 #: The PyPI distribution and the exact version certified (docs/certifications/gptme.md).
 REQUIREMENT = "gptme==0.35.1"
@@ -41,21 +39,14 @@ def server_command(python: Path) -> list[str]:
 
 def build_target() -> Target:
     """The registered ``gptme-patch`` target: makes gptme's venv on first use."""
-    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted
-    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
     from rollcert.stateful_tests.tool_envs import python_environment
+    from rollcert.stateful_tests.tool_envs import served_tool_target
 
-    python = python_environment(ENVIRONMENT, [REQUIREMENT])
-    try:
-        served = subprocess_target(server_command(python))
-    except (ValueError, ServerNotStarted) as error:
-        raise TargetError(str(error)) from None
-    return replace(
-        served,
+    return served_tool_target(
+        server_command(python_environment(ENVIRONMENT, [REQUIREMENT])),
         name=NAME,
-        description=f"{served.version}: the patch tool (execute_patch_impl) on a file, ORIGINAL/UPDATED blocks",
+        description="the patch tool (execute_patch_impl) on a file, ORIGINAL/UPDATED blocks",
         notes={
-            **served.notes,
             "mode and reads": "not passed (a patch block cannot carry them): the tool judges staleness by its "
             "ORIGINAL text alone, which must occur once (exactly, else line by line with whitespace-only lines equal)",
             "core": "not declared: the patch tool keeps no undo log (no rollback, no rollback_diff)",

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from rollcert.stateful_tests import tool_servers
@@ -60,24 +59,18 @@ def server_command(package: Path, node: str) -> list[str]:
 
 def build_target() -> Target:
     """The registered ``mcp-filesystem-edit`` target: makes the npm environment on first use."""
-    from rollcert.stateful_tests.adapters.subprocess_client import ServerNotStarted
-    from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
     from rollcert.stateful_tests.tool_envs import node_environment
+    from rollcert.stateful_tests.tool_envs import served_tool_target
 
     node = shutil.which("node")
     if node is None:
         raise TargetError(f"{NAME} needs node (Node.js 18 or later) on PATH to run {PACKAGE}")
     package = package_folder(node_environment(ENVIRONMENT, [PIN]))
-    try:
-        served = subprocess_target(server_command(package, node))
-    except (ValueError, ServerNotStarted) as error:
-        raise TargetError(str(error)) from None
-    return replace(
-        served,
+    return served_tool_target(
+        server_command(package, node),
         name=NAME,
-        description=f"{PACKAGE} {served.version}: the edit_file tool over MCP stdio, one oldText/newText edit per hunk",
+        description=f"the edit_file tool of {PACKAGE} over MCP stdio, one oldText/newText edit per hunk",
         notes={
-            **served.notes,
             "mode and reads": "not passed (an edit_file call cannot carry them): the tool judges staleness "
             "by its oldText alone, searched exactly (first occurrence), then line by line ignoring whitespace",
             "core": "not declared: edit_file keeps no undo log (no rollback, no rollback_diff)",
