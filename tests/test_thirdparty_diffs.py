@@ -129,11 +129,27 @@ def test_a_positional_diff_is_applied_on_a_moved_base(target: str) -> None:
     )
 
 
+#: A content diff whose declared read (the first line) was rewritten, with the hunk's
+#: own context (three lines each side) intact: replayed directly, since the S1 search
+#: may first find the positional diff on a moved base (the other finding).
+GIT_APPLY_CHANGED_READ_TRACE = (
+    '{"schema":"rollcert-trace/2","family":"diffs","initial":"YQpiCmIKYQpiCmEKYgpiCg==","capacity":null,'
+    '"policy":"reject","operations":[{"op":"snapshot"},{"op":"tool_write","offset":0,"delete_length":1,'
+    '"insert":"Yg=="},{"op":"apply_diff","snapshot":0,"mode":"content","hunks":[[14,15,"YQ=="]],"reads":[[0,1]]}]}'
+)
+
+
 @pytest.mark.slow
 def test_git_apply_ignores_a_changed_declared_read() -> None:
-    last = _counterexample(_s1("git-apply"))[-1]
+    _require("git-apply")
+    family, config, operations = parse_trace(GIT_APPLY_CHANGED_READ_TRACE)
+    with pytest.raises(Violation) as raised:
+        replay(family, resolve_target("git-apply"), config, operations)
+    last = raised.value.steps[-1]
     assert isinstance(last.operation, ApplyDiff) and last.operation.reads
     assert "region" in dict(last.context)["rule"] and _accepted_what_the_rule_rejects(last), "git-apply: S1 changed"
+    # ... and the search still catches the tool on S1.
+    assert _s1("git-apply").verdict == "violated"
 
 
 @pytest.mark.slow
