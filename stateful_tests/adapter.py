@@ -65,6 +65,13 @@ class TargetError(UsageError):
     not build, or is not a Target); the message says how to mend it."""
 
 
+class NotAssessable(Exception):
+    """What the target declares leaves a property nothing to exercise (for example
+    an alphabet without the distinct letters the diff machine's writers need).
+    The property is *not assessed*, saying why: no fault of the target, and never
+    a pass."""
+
+
 class CapabilityMissing(HarnessError):
     """A method of a capability the SUT did not declare was called."""
 

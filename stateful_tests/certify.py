@@ -31,6 +31,7 @@ from hypothesis.stateful import get_state_machine_test
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import NotAssessable
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.family import Tracker
@@ -142,7 +143,15 @@ def _certify_property(
             property_id, "not_assessed", prop.title, reason=f"the target lacks the capability: {names}"
         )
     tracker = Tracker(property_id)
-    machine = family.build_machine(target, property_id, tracker)
+    try:
+        machine = family.build_machine(target, property_id, tracker)
+    except NotAssessable as reason:
+        return PropertyResult(property_id, "not_assessed", prop.title, reason=str(reason))
+    except KeyboardInterrupt:
+        raise
+    except Exception as error:  # a target the harness cannot drive: no verdict on the rules
+        why = f"the harness could not drive this target: {type(error).__name__}: {error}"
+        return PropertyResult(property_id, "error", prop.title, reason=why)
     result = run_to_verdict(
         machine, tracker, family.situations(property_id, target), PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,

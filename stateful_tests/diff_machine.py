@@ -61,6 +61,7 @@ from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.adapter import Capability
 from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapter import KnownFinding
+from rollcert.stateful_tests.adapter import NotAssessable
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import LiveSession
@@ -186,8 +187,9 @@ def diff_alphabets(target: Target) -> DiffAlphabets:
     writers = (strategies.DIFF_ALPHABET, strategies.TOOL_ALPHABET, strategies.HUNK_ALPHABET)
     kept = [bytes(b for b in role if b in allowed) for role in writers]
     if not all(kept):
-        raise HarnessError(
-            f"target {target.name}: alphabet {allowed!r} leaves a writer of the diff machine no letter of {roles!r}"
+        raise NotAssessable(
+            f"the target's alphabet {allowed!r} leaves a writer of the diff machine (the agent, the tool, "
+            f"the hunks) none of its letters {roles!r}: the diffs could not tell the writers apart"
         )
     return DiffAlphabets(kept[0] + shared, kept[1] + shared, kept[2] + shared, shared)
 

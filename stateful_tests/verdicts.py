@@ -111,4 +111,6 @@ class CertificateData:
             return 1
         if verdicts & {"unknown", "error"}:
             return 2
+        if verdicts <= {"not_assessed"}:
+            return 2  # nothing was exercised: a gate must not go green on it
         return 0
