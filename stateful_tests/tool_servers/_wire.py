@@ -33,6 +33,7 @@ import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from itertools import count
+from pathlib import Path
 from typing import IO
 from typing import Any
 
@@ -59,7 +60,7 @@ class BadRequest(Exception):
 
 class ToolBuffer:
     """One buffer of a tool. The defaults keep the text in ``self.content``;
-    a tool whose buffer is a file overrides :meth:`read` and :meth:`splice`."""
+    a tool that edits files builds on :class:`FileBuffer`."""
 
     def __init__(self, initial: bytes) -> None:
         self.content = initial
@@ -82,6 +83,22 @@ class ToolBuffer:
 
     def close(self) -> None:
         return None
+
+
+class FileBuffer(ToolBuffer):
+    """A buffer that is a real file, as the tools edit them: the file is the text,
+    so a tool that reads and writes it itself sees every plain write."""
+
+    def __init__(self, file: Path, initial: bytes) -> None:
+        self.file = file
+        file.write_bytes(initial)
+
+    def read(self) -> bytes:
+        return self.file.read_bytes()
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        current = self.read()
+        self.file.write_bytes(current[:offset] + insert + current[offset + delete_length :])
 
 
 def apply_hunks(base: bytes, hunks: Iterable[tuple[int, int, bytes]]) -> bytes:

@@ -55,14 +55,14 @@ from typing import Any
 
 if __package__:
     from ._blocks import edit_blocks
+    from ._wire import FileBuffer
     from ._wire import Refused
-    from ._wire import ToolBuffer
     from ._wire import apply_hunks
     from ._wire import serve
 else:  # run as a script under the tool's interpreter: _wire.py is a sibling
     from _blocks import edit_blocks
+    from _wire import FileBuffer
     from _wire import Refused
-    from _wire import ToolBuffer
     from _wire import apply_hunks
     from _wire import serve
 
@@ -138,7 +138,7 @@ class _Coder:
         return [FILE_NAME]
 
 
-class AiderFile(ToolBuffer):
+class AiderFile(FileBuffer):
     """A file aider edits; ``apply_edits`` is the applier's (chosen at start)."""
 
     def __init__(
@@ -147,17 +147,9 @@ class AiderFile(ToolBuffer):
         from aider.io import InputOutput
 
         self.directory = Path(tempfile.mkdtemp(prefix="rollcert-aider-"))
-        self.file = self.directory / FILE_NAME
-        self.file.write_bytes(initial)
+        super().__init__(self.directory / FILE_NAME, initial)
         self.coder = _Coder(self.directory, InputOutput(pretty=False, fancy_input=False, yes=True))
         self.applier = applier
-
-    def read(self) -> bytes:
-        return self.file.read_bytes()
-
-    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        current = self.read()
-        self.file.write_bytes(current[:offset] + insert + current[offset + delete_length :])
 
     def apply_diff(self, snapshot: bytes, mode: str, hunks: Hunks, reads: list[tuple[int, int]]) -> None:
         try:

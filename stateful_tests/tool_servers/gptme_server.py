@@ -38,13 +38,13 @@ from pathlib import Path
 
 if __package__:
     from ._blocks import edit_blocks
+    from ._wire import FileBuffer
     from ._wire import Refused
-    from ._wire import ToolBuffer
     from ._wire import serve
 else:  # run as a script under the tool's interpreter: the siblings are on sys.path
     from _blocks import edit_blocks
+    from _wire import FileBuffer
     from _wire import Refused
-    from _wire import ToolBuffer
     from _wire import serve
 
 FILE_NAME = "buffer.txt"
@@ -69,20 +69,12 @@ def patch_codeblock(blocks: Sequence[tuple[str, str]]) -> str:
     )
 
 
-class PatchedFile(ToolBuffer):
+class PatchedFile(FileBuffer):
     """A file gptme's ``patch`` tool edits."""
 
     def __init__(self, initial: bytes) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="rollcert-gptme-"))
-        self.file = self.directory / FILE_NAME
-        self.file.write_bytes(initial)
-
-    def read(self) -> bytes:
-        return self.file.read_bytes()
-
-    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        current = self.read()
-        self.file.write_bytes(current[:offset] + insert + current[offset + delete_length :])
+        super().__init__(self.directory / FILE_NAME, initial)
 
     def apply_diff(
         self,

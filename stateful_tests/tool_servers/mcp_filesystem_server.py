@@ -73,8 +73,8 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
+from _wire import FileBuffer
 from _wire import Refused
-from _wire import ToolBuffer
 from _wire import apply_hunks
 from _wire import serve
 
@@ -310,27 +310,19 @@ class McpClient:
 # -- the buffers --------------------------------------------------------------------------
 
 
-class McpFileBuffer(ToolBuffer):
+class McpFileBuffer(FileBuffer):
     """One rollcert buffer: a file in the MCP server's allowed directory."""
 
     def __init__(self, client: McpClient, path: Path, initial: bytes) -> None:
+        super().__init__(path, initial)
         self.client = client
-        self.path = path
-        self.path.write_bytes(initial)
-
-    def read(self) -> bytes:
-        return self.path.read_bytes()
-
-    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        current = self.read()
-        self.path.write_bytes(current[:offset] + insert + current[offset + delete_length :])
 
     def apply_diff(
         self, snapshot: bytes, mode: str, hunks: list[tuple[int, int, bytes]], reads: list[tuple[int, int]]
     ) -> None:
         """``edit_file`` with the rendered edits; mode and reads cannot be passed to it."""
         edits = [edit.as_json() for edit in render_edits(snapshot, hunks)]
-        arguments = {"path": str(self.path), "edits": edits, "dryRun": False}
+        arguments = {"path": str(self.file), "edits": edits, "dryRun": False}
         try:
             is_error, text = self.client.call_tool("edit_file", arguments)
         except ToolBroke as error:
@@ -339,7 +331,7 @@ class McpFileBuffer(ToolBuffer):
             raise Refused(f"edit_file: {text}")
 
     def close(self) -> None:
-        self.path.unlink(missing_ok=True)
+        self.file.unlink(missing_ok=True)
 
 
 def stop(reason: str) -> None:
