@@ -327,46 +327,17 @@ def with_findings(target: Target, path: Path | None) -> Target:
     return replace(target, set_aside=(*target.set_aside, *load_findings(path)))
 
 
-# -- the registered -focused targets: each plain target with its findings file ------------------
+# -- the registered -focused targets (adapters.THIRD_PARTY_TARGETS: Focused) ------------------
 
 
-def focused_from_file(plain: str, file_name: str) -> Target:
+def focused_from_file(plain: Target, file_name: str) -> Target:
     """The registered target ``plain``, renamed ``-focused``, with ``FINDINGS_DIR/file_name`` set aside."""
     from rollcert.stateful_tests.adapters import focused
-    from rollcert.stateful_tests.targets import resolve_target
 
     path = FINDINGS_DIR / file_name
     if not path.is_file():  # only a damaged installation lacks it: it is package data
         raise TargetError(
-            f"the {plain}-focused target reads {path}, which is missing from this installation; "
-            f"reinstall rollcert, or certify {plain} with --set-aside FILE"
+            f"the {plain.name}-focused target reads {path}, which is missing from this installation; "
+            f"reinstall rollcert, or certify {plain.name} with --set-aside FILE"
         )
-    return focused(resolve_target(plain), *load_findings(path))
-
-
-def textual_focused() -> Target:
-    return focused_from_file("textual", "textual.toml")
-
-
-def prompt_toolkit_focused() -> Target:
-    return focused_from_file("prompt_toolkit", "prompt_toolkit.toml")
-
-
-def pycrdt_focused() -> Target:
-    return focused_from_file("pycrdt", "pycrdt.toml")
-
-
-def diff_match_patch_focused() -> Target:
-    return focused_from_file("diff-match-patch", "diff_applier.toml")
-
-
-def gnu_patch_focused() -> Target:
-    return focused_from_file("gnu-patch", "diff_applier.toml")
-
-
-def git_apply_focused() -> Target:
-    return focused_from_file("git-apply", "diff_applier.toml")
-
-
-def git_apply_3way_focused() -> Target:
-    return focused_from_file("git-apply-3way", "diff_applier.toml")
+    return focused(plain, *load_findings(path))

@@ -17,11 +17,15 @@ import importlib
 import os
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import TargetError
 from rollcert.stateful_tests.plugins import SCHEMES
 from rollcert.stateful_tests.plugins import load_plugins
+
+if TYPE_CHECKING:
+    from rollcert.stateful_tests.adapters import Focused
 
 
 def resolve_target(text: str) -> Target:
@@ -36,7 +40,14 @@ def resolve_target(text: str) -> Target:
         load_plugins()
         if scheme in SCHEMES:
             return SCHEMES[scheme](rest)
-    text = _third_party_location(text)
+    from rollcert.stateful_tests.adapters import Focused
+
+    location = _third_party_location(text)
+    if isinstance(location, Focused):
+        from rollcert.stateful_tests.findings import focused_from_file
+
+        return focused_from_file(resolve_target(location.plain), location.findings_file)
+    text = location
     module_name, colon, attribute = text.partition(":")
     if not colon or not module_name or not attribute:
         raise TargetError(
@@ -114,8 +125,9 @@ def _name_of(error: BaseException) -> str:
     return f"{type(error).__name__}: {first_line[:200]}" if first_line else type(error).__name__
 
 
-def _third_party_location(text: str) -> str:
-    """The ``module:attr`` behind a registered third-party name; other text unchanged."""
+def _third_party_location(text: str) -> str | Focused:
+    """The ``module:attr`` (or the focused target) behind a registered third-party
+    name; other text unchanged."""
     from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
 
     name = text.removeprefix("thirdparty:")

@@ -10,6 +10,7 @@ certify NAME`` (or ``thirdparty:NAME``) resolves a name through it.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from dataclasses import replace
 from importlib import metadata
 
@@ -23,17 +24,29 @@ from rollcert.stateful_tests.adapter import KnownFinding
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import TargetError
 
-#: Registered name -> "module:attribute" of a zero-argument function building the Target.
-THIRD_PARTY_TARGETS: dict[str, str] = {
+
+@dataclass(frozen=True)
+class Focused:
+    """A registered target with a findings file set aside: the ``plain`` registered
+    name, and a file of ``stateful_tests/known_findings/`` (see
+    :func:`rollcert.stateful_tests.findings.focused_from_file`)."""
+
+    plain: str
+    findings_file: str
+
+
+#: Registered name -> "module:attribute" of a zero-argument function building the
+#: Target, or the plain target and findings file of a focused one.
+THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "textual": "rollcert.stateful_tests.adapters.textual_textarea:build_target",
     "prompt_toolkit": "rollcert.stateful_tests.adapters.prompt_toolkit_buffer:build_target",
     "pycrdt": "rollcert.stateful_tests.adapters.pycrdt_text:build_tagged_target",
     "pycrdt-untagged": "rollcert.stateful_tests.adapters.pycrdt_text:build_untagged_target",
     # The same adapters with their package's shortest findings set aside: each loads its
     # findings file, stateful_tests/known_findings/*.toml (see rollcert.stateful_tests.findings).
-    "textual-focused": "rollcert.stateful_tests.findings:textual_focused",
-    "prompt_toolkit-focused": "rollcert.stateful_tests.findings:prompt_toolkit_focused",
-    "pycrdt-focused": "rollcert.stateful_tests.findings:pycrdt_focused",
+    "textual-focused": Focused("textual", "textual.toml"),
+    "prompt_toolkit-focused": Focused("prompt_toolkit", "prompt_toolkit.toml"),
+    "pycrdt-focused": Focused("pycrdt", "pycrdt.toml"),
     # Diff appliers (S1): no undo log, so only the diff capability.
     "diff-match-patch": "rollcert.stateful_tests.adapters.diff_match_patch_applier:build_target",
     "gnu-patch": "rollcert.stateful_tests.adapters.gnu_patch:build_target",
@@ -45,14 +58,14 @@ THIRD_PARTY_TARGETS: dict[str, str] = {
     "gptme-patch": "rollcert.stateful_tests.adapters.gptme_patch:build_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
     # (stateful_tests/known_findings/diff_applier.toml).
-    "diff-match-patch-focused": "rollcert.stateful_tests.findings:diff_match_patch_focused",
-    "gnu-patch-focused": "rollcert.stateful_tests.findings:gnu_patch_focused",
-    "git-apply-focused": "rollcert.stateful_tests.findings:git_apply_focused",
-    "git-apply-3way-focused": "rollcert.stateful_tests.findings:git_apply_3way_focused",
-    "mcp-filesystem-edit-focused": "rollcert.stateful_tests.adapters.mcp_filesystem:build_focused_target",
-    "aider-search-replace-focused": "rollcert.stateful_tests.adapters.aider_tools:build_search_replace_focused_target",
-    "aider-udiff-focused": "rollcert.stateful_tests.adapters.aider_tools:build_udiff_focused_target",
-    "gptme-patch-focused": "rollcert.stateful_tests.adapters.gptme_patch:build_focused_target",
+    "diff-match-patch-focused": Focused("diff-match-patch", "diff_applier.toml"),
+    "gnu-patch-focused": Focused("gnu-patch", "diff_applier.toml"),
+    "git-apply-focused": Focused("git-apply", "diff_applier.toml"),
+    "git-apply-3way-focused": Focused("git-apply-3way", "diff_applier.toml"),
+    "mcp-filesystem-edit-focused": Focused("mcp-filesystem-edit", "diff_applier.toml"),
+    "aider-search-replace-focused": Focused("aider-search-replace", "aider.toml"),
+    "aider-udiff-focused": Focused("aider-udiff", "aider.toml"),
+    "gptme-patch-focused": Focused("gptme-patch", "diff_applier.toml"),
 }
 
 

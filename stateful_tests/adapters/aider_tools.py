@@ -79,17 +79,3 @@ def build_search_replace_target() -> Target:
 def build_udiff_target() -> Target:
     """The registered ``aider-udiff`` target: makes aider's venv on first use."""
     return _build("udiff")
-
-
-def build_search_replace_focused_target() -> Target:
-    """``aider-search-replace-focused``: what an edit cannot carry, and the final line break, set aside."""
-    from rollcert.stateful_tests.findings import focused_from_file
-
-    return focused_from_file("aider-search-replace", "aider.toml")
-
-
-def build_udiff_focused_target() -> Target:
-    """``aider-udiff-focused``: what an edit cannot carry, and the final line break, set aside."""
-    from rollcert.stateful_tests.findings import focused_from_file
-
-    return focused_from_file("aider-udiff", "aider.toml")

@@ -55,10 +55,3 @@ def build_target() -> Target:
         },
         alphabet=ALPHABET,
     )
-
-
-def build_focused_target() -> Target:
-    """``gptme-patch-focused``: what a patch block cannot carry (mode, reads) set aside."""
-    from rollcert.stateful_tests.findings import focused_from_file
-
-    return focused_from_file(NAME, "diff_applier.toml")

@@ -79,10 +79,3 @@ def build_target() -> Target:
         },
         alphabet=ALPHABET,
     )
-
-
-def build_focused_target() -> Target:
-    """``mcp-filesystem-edit-focused``: what an edit cannot carry (mode, reads) set aside."""
-    from rollcert.stateful_tests.findings import focused_from_file
-
-    return focused_from_file(NAME, "diff_applier.toml")
