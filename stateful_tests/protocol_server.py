@@ -55,7 +55,6 @@ from rollcert.impl import JournaledBuffer
 from rollcert.impl.diffs import AppliedDiff
 from rollcert.impl.diffs import DiffableBuffer
 from rollcert.impl.diffs import DiffSnapshot
-from rollcert.impl.file_journal import FRAME
 from rollcert.impl.file_journal import Durability
 from rollcert.impl.file_journal import FileJournal
 from rollcert.impl.file_journal import open_durable_buffer
@@ -463,8 +462,7 @@ class JournaledBufferServer:
         is none it can damage, or if a second writer was refused."""
         # Imported here: a restart after a kill starts this module again, and
         # the adapters package is not needed until something is damaged.
-        from rollcert.stateful_tests.adapters.durable import foreign_journal
-        from rollcert.stateful_tests.adapters.durable import record_level_corruption
+        from rollcert.stateful_tests.adapters.durable import damaged_journal
         from rollcert.stateful_tests.adapters.durable import record_spans
 
         hosted = self._hosted(buffer)
@@ -472,20 +470,9 @@ class JournaledBufferServer:
         if files is None:
             return False
         journal = files.directory.read(files.journal_name) or b""
-        spans = record_spans(journal)
-        if len(spans) < 2:
-            return False
         if damage == "second_writer":
-            return self._second_writer(files)
-        index = len(spans) - 2
-        corrupted: bytes | None
-        if damage == "bit_flip":
-            start, end = spans[index]
-            flipped = bytearray(journal)
-            flipped[start + FRAME.size + (end - start - FRAME.size) // 2] ^= 1 << 3
-            corrupted = bytes(flipped)
-        else:
-            corrupted = record_level_corruption(journal, damage, index, foreign_journal())
+            return len(record_spans(journal)) >= 2 and self._second_writer(files)
+        corrupted = damaged_journal(journal, damage)
         if corrupted is None:
             return False
         _write_synced(files.path(BEFORE_CORRUPTION_SUFFIX), journal)

@@ -109,6 +109,24 @@ def record_spans(journal: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def damaged_journal(journal: bytes, damage: str) -> bytes | None:
+    """``journal`` with ``damage`` (one of ``model.operations.DAMAGES`` but a second
+    writer, which is an act, not bytes) done at the newest record that is not the
+    last (the base if there is no other): a reader that skips it has one record
+    left to replay onto the wrong bytes. None if there is no such record, or none
+    this kind of damage applies to."""
+    spans = record_spans(journal)
+    if len(spans) < 2:
+        return None
+    index = len(spans) - 2
+    if damage == "bit_flip":
+        start, end = spans[index]
+        flipped = bytearray(journal)
+        flipped[start + FRAME.size + (end - start - FRAME.size) // 2] ^= 1 << 3
+        return bytes(flipped)
+    return record_level_corruption(journal, damage, index, foreign_journal())
+
+
 #: The batched mode the R5 machine drives: a sync every 3 records (so a run
 #: crosses automatic syncs as well as explicit flushes) and no timer, so that a
 #: replay does the same I/O as the run that found it. The model relies only on
@@ -206,24 +224,10 @@ class DurableAdapter(BundledAdapter):
         """Do ``damage`` to the journal; False if this journal has no record that
         kind can damage (or, for a second writer, if the writer lock refused it:
         nothing was corrupted)."""
-        kind = damage
         journal = self.disk.read(DEFAULT_NAME) or b""
-        spans = record_spans(journal)
-        if len(spans) < 2:
-            return False
-        if kind == "second_writer":
-            return self._second_writer()
-        # The newest record that is not the last (the base if there is no other):
-        # a reader that skips it has one record left to replay onto the wrong bytes.
-        index = len(spans) - 2
-        corrupted: bytes | None
-        if kind == "bit_flip":
-            start, end = spans[index]
-            flipped = bytearray(journal)
-            flipped[start + FRAME.size + (end - start - FRAME.size) // 2] ^= 1 << 3
-            corrupted = bytes(flipped)
-        else:
-            corrupted = record_level_corruption(journal, kind, index, foreign_journal())
+        if damage == "second_writer":
+            return len(record_spans(journal)) >= 2 and self._second_writer()
+        corrupted = damaged_journal(journal, damage)
         if corrupted is None:
             return False
         self._before_corruption = journal
