@@ -65,6 +65,7 @@ from benchmarks.baselines import FsyncRecordFile
 from benchmarks.baselines import SeedLikeBuffer
 from benchmarks.baselines import SQLiteEditStore
 from benchmarks.baselines import encode_record
+from benchmarks.issue_rows import WHY_MISSED
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.storage import RealDirectory
@@ -501,6 +502,9 @@ def _row(
         met = "yes" if ratio is not None and ratio <= limit else "NO"
         if ratio_p10 is not None and (ratio_p10 <= limit) != (met == "yes"):
             met += " (p10 disagrees)"
+        if met.startswith("NO") and name in WHY_MISSED:
+            note = f"{note}; " if note else ""
+            note += f"missed because: {WHY_MISSED[name]}"
     return {
         "row": name,
         "size": size,
@@ -802,6 +806,25 @@ def run(config: Config, *, durable_dir: str | None = None, log: Callable[[str], 
     }
 
 
+def add_issue_rows(results: dict, *, suite_seeds: int, log: Callable[[str], object] = print) -> None:
+    """Append issue 16's rows that are not microseconds (``benchmarks.issue_rows``)."""
+    from benchmarks import issue_rows
+
+    started = time.perf_counter()
+    measurements: list[tuple[str, Callable[[], tuple[list[dict[str, object]], dict[str, Any]]]]] = [
+        ("buffer memory", issue_rows.buffer_memory_rows),
+        (f"specimen suite, {suite_seeds} seeds", lambda: issue_rows.suite_rows(suite_seeds)),
+        ("thorough profile, every property, one process", issue_rows.thorough_rows),
+        ("fast test tier", issue_rows.test_tier_rows),
+    ]
+    for label, measure in measurements:
+        log(f"  {label} ...")
+        rows, raw = measure()
+        results["rows"].extend(rows)
+        results["raw_ns"][label] = raw
+    results["meta"]["issue_rows_elapsed_s"] = round(time.perf_counter() - started, 2)
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "-"
@@ -906,6 +929,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also measure certification steps/s against the plain machine (thorough does by default)",
     )
     parser.add_argument(
+        "--issue-rows",
+        action="store_true",
+        help="also measure issue 16's other rows: the thorough run of every property (about 10 min), "
+        "the specimen suite over --suite-seeds seeds, the fast test tier and the buffer's memory",
+    )
+    parser.add_argument("--suite-seeds", type=int, default=10, help="seeds per specimen for --issue-rows (default 10)")
+    parser.add_argument(
         "--durable-dir",
         default=None,
         help="directory on the disk to test fsync/SQLite on (default: the system temp dir)",
@@ -918,6 +948,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = Config(**{**asdict(config), "machine_seeds": 1})
     print(f"rollcert benchmarks ({config.mode}), sizes {', '.join(map(_size_label, config.sizes))}")
     results = run(config, durable_dir=args.durable_dir)
+    if args.issue_rows:
+        add_issue_rows(results, suite_seeds=args.suite_seeds)
     if results["meta"]["durable_fs"] in ("tmpfs", "ramfs"):
         print("WARNING: the durable baselines ran on a RAM filesystem; pass --durable-dir on a real disk")
     print()

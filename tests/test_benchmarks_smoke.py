@@ -134,3 +134,34 @@ def test_markdown_keeps_what_it_does_not_generate(tmp_path):
     assert "prose before" in text and "## Someone else's section" in text
     assert "old table" not in text and "same-len splice+rollback(1)" in text
     assert text.count(bench.MARK_BEGIN) == 1 and text.count(bench.MARK_END) == 1
+
+
+def test_the_buffer_memory_row_weighs_a_real_buffer() -> None:
+    from benchmarks import issue_rows
+
+    rows, raw = issue_rows.buffer_memory_rows(64 * 1024)
+    # The chunks hold the text: at least one byte per byte, and not several.
+    assert 1.0 <= raw["bytes_per_byte"] < 2.0
+    assert rows[0]["met"] in ("yes", "NO")
+
+
+def test_a_missed_row_says_why_and_a_met_row_does_not(monkeypatch) -> None:
+    from benchmarks import issue_rows
+
+    def fake_measure(seeds: int) -> dict[str, dict[str, object]]:
+        return {
+            "evict_newest": {"found": f"{seeds}/{seeds}", "minimal": f"{seeds - 3}/{seeds}", "median_seconds": 0.2},
+            "first_match_scan": {"found": f"{seeds - 1}/{seeds}", "minimal": f"{seeds}/{seeds}", "median_seconds": 1.5},
+        }
+
+    monkeypatch.setattr("benchmarks.suite.measure", fake_measure)
+    rows, _ = issue_rows.suite_rows(10)
+    by_name = {row["row"]: row for row in rows}
+    assert by_name["specimens found in every seed"]["met"] == "NO"
+    assert "first_match_scan 9/10" in str(by_name["specimens found in every seed"]["note"])
+    assert "first_match_scan 1.5" in str(by_name["specimens found with median < 1 s"]["note"])
+    assert "evict_newest 7/10" in str(by_name["specimens minimal in >= 9/10 seeds"]["note"])
+    # WHY_MISSED explains the µs rows of benchmarks.run as well, only when missed.
+    missed = bench._row("rollback(1) insert, 16 MiB vs 1 KiB", 1, bench.Timing([3.0]), "x", bench.Timing([1.0]), "t", 1.2)
+    met = bench._row("rollback(1) insert, 16 MiB vs 1 KiB", 1, bench.Timing([1.0]), "x", bench.Timing([1.0]), "t", 1.2)
+    assert "missed because" in str(missed["note"]) and "missed because" not in str(met["note"])
