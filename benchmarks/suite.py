@@ -3,7 +3,7 @@ machine of its story property find it, how long does that take (including the
 minimising replay), and is the counterexample as short as the shortest one the
 bounded exhaustive search finds (the BFS length is minimal by construction)?
 
-    python -m benchmarks.suite [--seeds 10] [--json PATH]
+    python -m benchmarks.suite [--seeds 10] [--json PATH] [--only NAME[,NAME...]]
     python -m benchmarks.suite --baseline plain [--seeds 5] [--budget 60]
 
 Prints one row per specimen. No assertion on time: this is a measurement.
@@ -49,10 +49,17 @@ SHORTEST = {
 }
 
 
-def measure(seeds: int) -> dict[str, dict[str, object]]:
+def measure(seeds: int, only: frozenset[str] | None = None) -> dict[str, dict[str, object]]:
+    """One row per specimen (only those named in ``only``, when given)."""
     rows: dict[str, dict[str, object]] = {}
     profile = PROFILES["quick"]
-    for name, specimen in sorted(load_all().items()):
+    specimens = load_all()
+    unknown = sorted((only or frozenset()) - specimens.keys())
+    if unknown:
+        raise SystemExit(f"no such specimen: {', '.join(unknown)}")
+    for name, specimen in sorted(specimens.items()):
+        if only is not None and name not in only:
+            continue
         assert specimen.target is not None
         story = sorted(specimen.breaks)[0]
         found, minimal, seconds, lengths = 0, 0, [], []
@@ -81,6 +88,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--only", type=lambda text: frozenset(filter(None, text.split(","))), help="comma-separated specimen names"
+    )
     parser.add_argument("--baseline", choices=("plain",), help="compare with the plain machine")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per plain run (--baseline)")
     args = parser.parse_args()
@@ -90,7 +100,7 @@ def main() -> None:
         argv = ["--seeds", str(args.seeds), "--budget", str(args.budget)]
         plain_machine.main(argv + (["--json", str(args.json)] if args.json is not None else []))
         return
-    rows = measure(args.seeds)
+    rows = measure(args.seeds, args.only)
     print(f"{'specimen':<22}{'prop':<6}{'found':<8}{'minimal':<9}{'median s':>9}{'max s':>8}  lengths")
     for name, row in rows.items():
         print(
