@@ -13,10 +13,13 @@ What makes an interleaving likely to land inside an operation:
 - the threads start together at a ``threading.Barrier``;
 - ``sys.setswitchinterval`` is set very short during the run (and restored after),
   so the interpreter hands the GIL over every microsecond or so;
-- on three runs in four, *forced yields*: a per-thread trace function that, on a
-  random share of the lines executed inside the SUT, calls ``time.sleep(0)`` —
-  which releases the GIL — so another thread runs in the middle of a method
-  (say, between two steps of a rollback).
+- *forced yields*: a per-thread trace function that, on a random share of the
+  lines executed inside the SUT (2–10%, varied from run to run), calls
+  ``time.sleep(0)`` — which releases the GIL — so another thread runs in the
+  middle of a method (say, between two steps of a rollback).
+
+The threads are started once and reused from run to run (:class:`_Workers`):
+starting and joining threads for every run cost a third of its CPU.
 
 Shrinking works on the *program*, never on a recorded history: deleting a call
 from a history deletes an effect the other calls saw, and what is left proves
@@ -32,6 +35,8 @@ makes the verdict ``unknown``, not ``passed``.
 
 from __future__ import annotations
 
+import os
+import queue
 import random
 import sys
 import threading
@@ -42,6 +47,8 @@ from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import replace
+from functools import cache
+from functools import partial
 from types import FrameType
 from typing import Any
 
@@ -86,8 +93,13 @@ from rollcert.stateful_tests.verdicts import PropertyResult
 RUNS_PER_PROGRAM: dict[str, int] = {"quick": 8, "ci": 16, "thorough": 32}
 #: The switch interval during a run (seconds); CPython's default is 0.005.
 SWITCH_INTERVAL = 1e-6
-#: Share of SUT lines after which a forced yield releases the GIL.
-YIELD_PROBABILITY = 0.3
+#: Share of SUT lines after which a forced yield releases the GIL, per run of a
+#: program (cycling through them). Measured on 200 drawn programs x 8 runs per
+#: R7 specimen: runs without forced yields found almost nothing (1 failing run in
+#: 1,600), and yielding after 30% of the lines found no more failing programs
+#: than 2-10% at twice the cost per run (each yield is a thread switch); the
+#: spread keeps some runs that cut operations finely and some that let them run.
+YIELD_PROBABILITIES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.05)
 #: A thread that has not finished after this long is hung (a deadlock): ``error``.
 HANG_SECONDS = 10.0
 #: Minimisation: candidate programs tried at most, and seconds spent at most.
@@ -152,56 +164,65 @@ def _kinds(target: Target) -> list[str]:
     return kinds
 
 
+# The strategies are built once: building them inside the draw made Hypothesis
+# validate a dozen new strategy objects per program, which cost about as much
+# as running the program's first few runs.
 _bytes = st.lists(st.sampled_from(ALPHABET), max_size=3).map(bytes)
+_INITIAL = st.lists(st.sampled_from(ALPHABET), max_size=4).map(bytes)
+_PREFIX_LENGTH = st.integers(2, 4)
+_THREAD_COUNT = st.integers(2, 3)
+_ACTION_COUNT = st.integers(1, 4)
+_ROLLBACK_STEPS = st.sampled_from((1, 2, 2, 3, 3))
+_SPLICES = st.builds(
+    lambda o, d, s: SpliceCall(Splice(o, d, s)),
+    st.integers(0, 6),
+    st.integers(0, 2),
+    _bytes,
+)
+_INSERTS = st.builds(
+    lambda o, s: SpliceCall(Splice(o, 0, s)),
+    st.integers(0, 4),
+    st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=3).map(bytes),
+)
 
 
-def _splices() -> st.SearchStrategy[SpliceCall]:
-    return st.builds(
-        lambda o, d, s: SpliceCall(Splice(o, d, s)),
-        st.integers(0, 6),
-        st.integers(0, 2),
-        _bytes,
-    )
-
-
-def _inserts() -> st.SearchStrategy[SpliceCall]:
-    return st.builds(
-        lambda o, s: SpliceCall(Splice(o, 0, s)),
-        st.integers(0, 4),
-        st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=3).map(bytes),
-    )
+@cache
+def _index_below(size: int) -> st.SearchStrategy[int]:
+    """An index into a list of ``size`` items (built once per size)."""
+    return st.integers(0, size - 1)
 
 
 def programs(target: Target) -> st.SearchStrategy[Program]:
     """Programs over the actions ``target`` supports."""
-    kinds = _kinds(target)
+    kinds = st.sampled_from(_kinds(target))
+    checkpoints = target.supports(Capability.CHECKPOINTS)
 
     @st.composite
     def draw_program(draw: st.DrawFn) -> Program:
         labels = iter(range(1_000))
-        initial = bytes(draw(st.lists(st.sampled_from(ALPHABET), max_size=4)))
+        initial = draw(_INITIAL)
         # The prefix inserts, so the threads start with records to roll back and
         # with rollbacks that change the length.
-        prefix: list[Action] = [draw(_inserts()) for _ in range(draw(st.integers(2, 4)))]
-        if "checkpoint" in kinds and draw(st.booleans()):
-            prefix.insert(draw(st.integers(0, len(prefix))), Checkpoint(next(labels)))
+        prefix: list[Action] = [draw(_INSERTS) for _ in range(draw(_PREFIX_LENGTH))]
+        if checkpoints and draw(st.booleans()):
+            prefix.insert(draw(_index_below(len(prefix) + 1)), Checkpoint(next(labels)))
         prefix_labels = [a.label for a in prefix if isinstance(a, Checkpoint)]
         threads: list[tuple[Action, ...]] = []
-        for _ in range(draw(st.integers(2, 3))):
+        for _ in range(draw(_THREAD_COUNT)):
             known = list(prefix_labels)
             actions: list[Action] = []
-            for _ in range(draw(st.integers(1, 4))):
-                kind = draw(st.sampled_from(kinds))
+            for _ in range(draw(_ACTION_COUNT)):
+                kind = draw(kinds)
                 action: Action
                 if kind == "splice":
-                    action = draw(_splices())
+                    action = draw(_SPLICES)
                 elif kind == "rollback":
-                    action = RollbackCall(Rollback(draw(st.sampled_from((1, 2, 2, 3, 3)))))
+                    action = RollbackCall(Rollback(draw(_ROLLBACK_STEPS)))
                 elif kind == "checkpoint":
                     action = Checkpoint(next(labels))
                     known.append(action.label)
                 elif kind == "rollback_to" and known:
-                    action = RollbackToLabel(draw(st.sampled_from(known)))
+                    action = RollbackToLabel(known[draw(_index_below(len(known)))])
                 elif kind == "rollback_to":
                     action = RollbackCall(Rollback(2))
                 else:
@@ -259,11 +280,11 @@ class _Recorded:
     value: bytes | int | None
 
 
-def _yielding_tracer(rng: random.Random) -> Callable[[FrameType, str, Any], Any]:
+def _yielding_tracer(rng: random.Random, probability: float) -> Callable[[FrameType, str, Any], Any]:
     """A trace function that releases the GIL after a random share of lines."""
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line" and rng.random() < YIELD_PROBABILITY:
+        if event == "line" and rng.random() < probability:
             time.sleep(0)
         return local
 
@@ -300,8 +321,69 @@ def _call(
     return _Recorded(thread, called, returned, action, error, value)
 
 
-def run_program(target: Target, program: Program, *, forced_yields: bool, seed: int) -> History:
-    """Run ``program`` once on a fresh SUT and return the history it produced."""
+class _Workers:
+    """The threads R7's programs run on, started once and reused for every run.
+
+    Starting and joining two or three threads per run cost about a third of a
+    run's CPU (and more wall time on a loaded box, where each new thread waits
+    to be scheduled); handing a job to a parked worker costs one queue put.
+    A worker that does not come back within :data:`HANG_SECONDS` (a deadlock in
+    the SUT) breaks the pool: the caller reports a harness error and the next
+    run starts fresh threads (the stuck ones are daemons, left behind as before).
+    A pool belongs to the process that started it: after a fork its threads do
+    not exist, so a child starts its own."""
+
+    SIZE = 3  # the most threads a program has
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.broken = False
+        self._jobs: list[queue.SimpleQueue[Callable[[], None] | None]] = [queue.SimpleQueue() for _ in range(self.SIZE)]
+        self._done: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for number in range(self.SIZE):
+            threading.Thread(target=self._serve, args=(number,), daemon=True, name=f"rollcert-R7-T{number + 1}").start()
+
+    def _serve(self, number: int) -> None:
+        jobs = self._jobs[number]
+        while (job := jobs.get()) is not None:
+            job()  # a job catches everything it raises (see run_program's work)
+            self._done.put(number)
+
+    def run(self, jobs: Sequence[Callable[[], None]]) -> bool:
+        """Run ``jobs[n]`` on worker ``n``; ``False`` if one hung."""
+        for number, job in enumerate(jobs):
+            self._jobs[number].put(job)
+        deadline = time.monotonic() + HANG_SECONDS
+        for _ in jobs:
+            try:
+                self._done.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                # Workers that come back (the stuck one, if it ever does) stop.
+                self.broken = True
+                for jobs_of_worker in self._jobs:
+                    jobs_of_worker.put(None)
+                return False
+        return True
+
+
+_workers: _Workers | None = None
+
+
+def _pool() -> _Workers:
+    global _workers
+    if _workers is None or _workers.broken or _workers.pid != os.getpid():
+        _workers = _Workers()
+    return _workers
+
+
+def run_program(
+    target: Target, program: Program, *, forced_yields: bool, seed: int, yield_probability: float = 0.3
+) -> History:
+    """Run ``program`` once on a fresh SUT and return the history it produced; with
+    ``forced_yields``, the threads release the GIL after ``yield_probability`` of
+    the lines they run inside the SUT."""
+    if len(program.threads) > _Workers.SIZE:
+        raise ValueError(f"a program has at most {_Workers.SIZE} threads, got {len(program.threads)}")
     sut = target.factory(BufferConfig(program.initial))
     tokens: dict[int, object] = {}
     recorded: list[_Recorded] = []
@@ -316,7 +398,7 @@ def run_program(target: Target, program: Program, *, forced_yields: bool, seed: 
 
         def work(number: int, actions: tuple[Action, ...]) -> None:
             rng = random.Random(seed * 31 + number)
-            tracer = _yielding_tracer(rng) if forced_yields else None
+            tracer = _yielding_tracer(rng, yield_probability) if forced_yields and yield_probability else None
             try:
                 barrier.wait(timeout=HANG_SECONDS)
                 for action in actions:
@@ -328,21 +410,14 @@ def run_program(target: Target, program: Program, *, forced_yields: bool, seed: 
             except BaseException as failure:  # a harness failure, reported by the caller
                 failures.append(failure)
 
-        workers = [
-            threading.Thread(target=work, args=(n, actions), daemon=True, name=f"rollcert-R7-T{n + 1}")
-            for n, actions in enumerate(program.threads)
-        ]
+        jobs = [partial(work, number, actions) for number, actions in enumerate(program.threads)]
         previous = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
         try:
-            for worker in workers:
-                worker.start()
-            deadline = time.monotonic() + HANG_SECONDS
-            for worker in workers:
-                worker.join(max(0.0, deadline - time.monotonic()))
+            finished = _pool().run(jobs)
         finally:
             sys.setswitchinterval(previous)
-        if any(worker.is_alive() for worker in workers):
+        if not finished:
             raise HarnessError(f"a thread of the R7 program did not finish within {HANG_SECONDS:.0f} s (a deadlock?)")
         if failures:
             raise HarnessError(f"the R7 runner failed: {type(failures[0]).__name__}: {failures[0]}") from failures[0]
@@ -425,16 +500,27 @@ class _Tally:
 
 
 def run_many(
-    target: Target, program: Program, runs: int, *, seed: int, budget: int = DEFAULT_BUDGET, tally: _Tally | None = None
+    target: Target,
+    program: Program,
+    runs: int,
+    *,
+    seed: int,
+    budget: int = DEFAULT_BUDGET,
+    tally: _Tally | None = None,
+    stop_at_first_failure: bool = False,
 ) -> NotLinearizable | None:
     """Run ``program`` ``runs`` times, check every history; the first failure, if any,
-    with how many runs failed."""
+    with how many runs failed (of how many were made: ``stop_at_first_failure``
+    ends at the first, for the minimiser, which only asks whether one fails)."""
     first: tuple[History, CheckResult] | None = None
     failed = 0
+    made = 0
     for run in range(runs):
-        # Three runs in four with forced yields: without them, a short thread often
-        # finishes before the next one has started, whatever the barrier.
-        history = run_program(target, program, forced_yields=run % 4 != 0, seed=seed + run)
+        made += 1
+        probability = YIELD_PROBABILITIES[run % len(YIELD_PROBABILITIES)]
+        history = run_program(
+            target, program, forced_yields=probability > 0, seed=seed + run, yield_probability=probability
+        )
         result = check(history, budget=budget)
         if tally is not None:
             tally.histories += 1
@@ -446,11 +532,13 @@ def run_many(
             failed += 1
             if first is None:
                 first = (history, result)
+            if stop_at_first_failure:
+                break
         elif tally is not None and tally.reached is not None:
             tally.reached.update(situations_reached(history, result.order))
     if first is None:
         return None
-    return NotLinearizable(program, first[0], first[1], failed, runs)
+    return NotLinearizable(program, first[0], first[1], failed, made)
 
 
 def _without(actions: tuple[Action, ...], index: int) -> tuple[Action, ...]:
@@ -500,9 +588,16 @@ def shrink_candidates(program: Program) -> Iterator[Program]:
 def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) -> NotLinearizable:
     """Greedy minimisation of the *program*: take the first smaller candidate that
     still fails in some of its ``runs`` runs, and start over from it; stop when no
-    candidate fails, or the budget is spent."""
+    candidate fails, or the budget is spent.
+
+    Each distinct candidate is run once per minimisation: after an improvement
+    the candidates are generated afresh from the smaller program, and many of
+    them (the same cut elsewhere) were already tried and did not fail. A
+    candidate with one thread left has no interleaving to vary, so one run
+    judges it. A candidate's runs stop at its first failure."""
     best = failure
     tried = 0
+    tried_programs: set[Program] = set()
     started = time.monotonic()
     improved = True
     while improved:
@@ -510,10 +605,12 @@ def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) 
         for candidate in shrink_candidates(best.program):
             if tried >= SHRINK_CANDIDATES or time.monotonic() - started > SHRINK_SECONDS:
                 return best
-            if not candidate.is_valid():
+            if candidate in tried_programs or not candidate.is_valid():
                 continue
+            tried_programs.add(candidate)
             tried += 1
-            found = run_many(target, candidate, runs, seed=seed + tried * 7919)
+            candidate_runs = runs if len(candidate.threads) > 1 else 1
+            found = run_many(target, candidate, candidate_runs, seed=seed + tried * 7919, stop_at_first_failure=True)
             if found is not None:
                 best = found
                 improved = True
@@ -561,9 +658,9 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
     except NotLinearizable as failure:
         minimal = minimise(target, failure, runs, seed=seed)
         # Count again on the minimal program, so "k of N" describes what is shown.
+        # (If the recount happens not to fail, what the minimiser saw is shown.)
         recount = run_many(target, minimal.program, runs, seed=seed + 1) or minimal
-        failed = recount.failed if recount is not minimal else minimal.failed
-        text = explain(target, minimal, failed, runs)
+        text = explain(target, minimal, recount.failed, recount.runs)
         result.verdict = "violated"
         result.reason = text
         result.counterexample = _counterexample(target, minimal, text)

@@ -8,6 +8,10 @@ many runs (each specimen fails a large share of runs of its program).
 from __future__ import annotations
 
 import sys
+import threading
+from collections import Counter
+from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -16,7 +20,12 @@ from hypothesis import settings
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.specimens import load_all
+from rollcert.specimens._concurrent import ConcurrentPythonAdapter
+from rollcert.specimens._concurrent import LockedNaiveBuffer
 from rollcert.specimens.locked_naive_control import TARGET as LOCKED_NAIVE
+from rollcert.stateful_tests import concurrency
+from rollcert.stateful_tests.adapter import HarnessError
+from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.concurrency import Program
@@ -27,6 +36,7 @@ from rollcert.stateful_tests.concurrency import run_many
 from rollcert.stateful_tests.concurrency import run_program
 from rollcert.stateful_tests.concurrency import shrink_candidates
 from rollcert.stateful_tests.concurrency import timeline
+from rollcert.stateful_tests.linearizability import History
 from rollcert.stateful_tests.linearizability import Observe
 from rollcert.stateful_tests.linearizability import RollbackCall
 from rollcert.stateful_tests.linearizability import SpliceCall
@@ -112,3 +122,93 @@ def test_r7_is_not_assessed_without_the_concurrent_capability() -> None:
     result = certify_linearizability(specimen("fifo_replay"), PROFILES["quick"], 0)
     assert result.verdict == "not_assessed"
     assert "concurrent" in result.reason
+
+
+# -- what the runner and the minimiser spend ---------------------------------------------------
+
+
+def _r7_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("rollcert-R7-")]
+
+
+def test_runs_reuse_the_same_threads() -> None:
+    run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=True, seed=1)
+    first = _r7_threads()
+    for seed in range(5):
+        run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=seed % 2 == 0, seed=seed)
+    assert first and _r7_threads() == first
+
+
+class _StuckAdapter(ConcurrentPythonAdapter):
+    """``length()`` waits until the test lets it go: a deadlocked SUT."""
+
+    released = threading.Event()
+
+    def length(self) -> int:
+        self.released.wait(60)
+        return super().length()
+
+
+STUCK = replace(
+    LOCKED_NAIVE,
+    name="stuck",
+    factory=lambda config: _StuckAdapter(LockedNaiveBuffer(config.initial)),
+)
+
+
+def test_a_hung_thread_is_a_harness_error_and_the_next_run_gets_fresh_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(concurrency, "HANG_SECONDS", 0.5)
+    try:
+        with pytest.raises(HarnessError, match="did not finish"):
+            run_program(STUCK, ISSUE_PROGRAM, forced_yields=False, seed=0)
+        history = run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=False, seed=0)
+        assert check(history).verdict == "linearizable"
+    finally:
+        _StuckAdapter.released.set()
+
+
+class _LengthOffAtDepthTwo(ConcurrentPythonAdapter):
+    """A sequential bug, so that whether a program fails does not depend on the
+    interleaving: ``length()`` is one too many once two records are logged."""
+
+    def length(self) -> int:
+        return super().length() + (self.depth() >= 2)
+
+
+LENGTH_OFF = replace(
+    LOCKED_NAIVE,
+    name="length-off",
+    factory=lambda config: _LengthOffAtDepthTwo(LockedNaiveBuffer(config.initial)),
+)
+
+
+def test_minimiser_runs_each_candidate_once_a_single_thread_once_and_stops_at_a_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two equal prefix inserts: dropping either gives the same program (depth 1,
+    # which passes), so a minimiser that does not remember what it tried runs it twice.
+    program = Program(
+        b"",
+        (SpliceCall(Splice(0, 0, b"a")), SpliceCall(Splice(0, 0, b"a"))),
+        ((Observe("length"),), (Observe("read"),)),
+    )
+    failure = run_many(LENGTH_OFF, program, 8, seed=0)
+    assert failure is not None and failure.failed == 8  # every run: no interleaving needed
+    runs: Counter[Program] = Counter()
+    real_run_program = concurrency.run_program
+
+    def counting_run_program(target: Target, candidate: Program, **options: Any) -> History:
+        runs[candidate] += 1
+        return real_run_program(target, candidate, **options)
+
+    monkeypatch.setattr(concurrency, "run_program", counting_run_program)
+    smaller = minimise(LENGTH_OFF, failure, 8, seed=0)
+    assert smaller.program.threads == ((Observe("length"),),)
+    assert len(smaller.program.prefix) == 2
+    single = [candidate for candidate in runs if len(candidate.threads) == 1]
+    assert single and all(runs[candidate] == 1 for candidate in single), runs
+    # A two-thread candidate either fails in its first run (every one keeping the
+    # length observation does) or is run 8 times.
+    for candidate, count in runs.items():
+        if len(candidate.threads) == 2:
+            assert count == (1 if Observe("length") in sum(candidate.threads, ()) else 8), (candidate, count)
