@@ -43,6 +43,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -377,7 +378,7 @@ def _pool() -> _Workers:
 
 
 def run_program(
-    target: Target, program: Program, *, forced_yields: bool, seed: int, yield_probability: float = 0.3
+    target: Target, program: Program, *, forced_yields: bool, seed: int, yield_probability: float = 0.05
 ) -> History:
     """Run ``program`` once on a fresh SUT and return the history it produced; with
     ``forced_yields``, the threads release the GIL after ``yield_probability`` of
@@ -475,6 +476,19 @@ def situations_reached(history: History, order: Sequence[int]) -> set[str]:
     return reached
 
 
+def history_key(history: History) -> Hashable:
+    """What the checker and the situations see of a history: each call's thread,
+    action and result, and the order of the calls and returns in time (not the
+    times themselves). Two histories with the same key get the same verdict,
+    the same order and the same situations."""
+    events = sorted(
+        [(call.called, 0, call.id) for call in history.calls]
+        + [(call.returned, 1, call.id) for call in history.calls if call.returned is not None]
+    )
+    calls = tuple((c.thread, c.action, c.error, c.value, c.returned is None) for c in history.calls)
+    return (history.initial, calls, tuple((is_return, call_id) for _, is_return, call_id in events))
+
+
 # -- the machine -----------------------------------------------------------------------------------
 
 
@@ -515,13 +529,23 @@ def run_many(
     first: tuple[History, CheckResult] | None = None
     failed = 0
     made = 0
+    # Runs of one program often repeat a history exactly (in 32 runs, about 4 in
+    # 10 do): its verdict and situations are those of the first time.
+    judged: dict[Hashable, tuple[CheckResult, set[str]]] = {}
     for run in range(runs):
         made += 1
         probability = YIELD_PROBABILITIES[run % len(YIELD_PROBABILITIES)]
         history = run_program(
             target, program, forced_yields=probability > 0, seed=seed + run, yield_probability=probability
         )
-        result = check(history, budget=budget)
+        key = history_key(history)
+        if key in judged:
+            result, situations = judged[key]
+        else:
+            result = check(history, budget=budget)
+            wanted = tally is not None and tally.reached is not None and result.verdict == "linearizable"
+            situations = situations_reached(history, result.order) if wanted else set()
+            judged[key] = (result, situations)
         if tally is not None:
             tally.histories += 1
             tally.calls += len(history.calls)
@@ -535,7 +559,7 @@ def run_many(
             if stop_at_first_failure:
                 break
         elif tally is not None and tally.reached is not None:
-            tally.reached.update(situations_reached(history, result.order))
+            tally.reached.update(situations)
     if first is None:
         return None
     return NotLinearizable(program, first[0], first[1], failed, made)

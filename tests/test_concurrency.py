@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,11 +31,13 @@ from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.concurrency import Program
 from rollcert.stateful_tests.concurrency import certify_linearizability
+from rollcert.stateful_tests.concurrency import history_key
 from rollcert.stateful_tests.concurrency import minimise
 from rollcert.stateful_tests.concurrency import programs
 from rollcert.stateful_tests.concurrency import run_many
 from rollcert.stateful_tests.concurrency import run_program
 from rollcert.stateful_tests.concurrency import shrink_candidates
+from rollcert.stateful_tests.concurrency import situations_reached
 from rollcert.stateful_tests.concurrency import timeline
 from rollcert.stateful_tests.linearizability import History
 from rollcert.stateful_tests.linearizability import Observe
@@ -212,3 +215,21 @@ def test_minimiser_runs_each_candidate_once_a_single_thread_once_and_stops_at_a_
     for candidate, count in runs.items():
         if len(candidate.threads) == 2:
             assert count == (1 if Observe("length") in sum(candidate.threads, ()) else 8), (candidate, count)
+
+
+def test_histories_with_the_same_key_are_judged_alike_and_the_key_sees_the_order() -> None:
+    history = run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=True, seed=2)
+
+    def retimed(h: History, time: Callable[[int], int]) -> History:
+        return History(
+            h.initial,
+            tuple(replace(c, called=time(c.called), returned=time(c.returned or 0)) for c in h.calls),
+        )
+
+    stretched = retimed(history, lambda t: 3 * t + 7)  # other times, the same order of events
+    assert history_key(stretched) == history_key(history)
+    result, again = check(history), check(stretched)
+    assert (result.verdict, result.order) == (again.verdict, again.order)
+    assert situations_reached(history, result.order) == situations_reached(stretched, again.order)
+    # Every call at one instant: now they all overlap, another history to the checker.
+    assert history_key(retimed(history, lambda t: 0)) != history_key(history)
