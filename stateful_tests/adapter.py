@@ -76,6 +76,50 @@ class CapabilityMissing(HarnessError):
     """A method of a capability the SUT did not declare was called."""
 
 
+#: How much of an exception's message a verdict or a step quotes: a target's
+#: message may be megabytes long, and the certificate holds it once per step.
+MESSAGE_LIMIT = 500
+
+
+def exact_bytes(value: object, what: str) -> bytes:
+    """``value`` as plain ``bytes`` whose comparisons rollcert can trust.
+
+    A target may answer with a ``bytes`` subclass whose ``__eq__`` always says
+    True (or whose ``__bytes__``, ``__len__`` or ``__getitem__`` lie); compared as
+    it is, a wrong buffer would equal the model's. The copy is made with
+    ``bytes``'s own slicing, which reads the stored bytes and calls none of the
+    subclass's methods. Anything not ``bytes`` is the adapter's fault."""
+    if type(value) is bytes:
+        return value
+    if isinstance(value, bytes):
+        return bytes.__getitem__(value, slice(None))
+    raise HarnessError(f"{what} returned {type(value).__name__}, not bytes")
+
+
+def exception_message(error: BaseException, limit: int = MESSAGE_LIMIT) -> str:
+    """An exception's message on one line, at most ``limit`` characters (and "...").
+    A target's ``__str__`` may raise or run to megabytes; neither may turn its
+    answer into a crash of rollcert or flood a certificate."""
+    try:
+        text = str(error)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as broken:  # the message is the target's code too
+        return f"<its __str__ raised {type(broken).__name__}>"
+    if not isinstance(text, str):
+        return ""
+    # str's own methods: a str subclass the target returned may override them
+    text = " ".join(str.split(str.__getitem__(text, slice(0, limit + 1))))
+    return text[:limit] + "..." if len(text) > limit else text
+
+
+def describe_exception(error: BaseException, limit: int = MESSAGE_LIMIT) -> str:
+    """One bounded line naming an exception a target raised: its type and the
+    start of its message (see :func:`exception_message`)."""
+    text = exception_message(error, limit)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 @dataclass(frozen=True)
 class BufferConfig:
     """How to build a fresh buffer for one test case."""

@@ -33,9 +33,13 @@ from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapter import NotAssessable
 from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import describe_exception
+from rollcert.stateful_tests.adapter import exception_message
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import interrupted_by_user
+from rollcert.stateful_tests.judge import watching_for_ctrl_c
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
 from rollcert.stateful_tests.progress import Budget
@@ -75,7 +79,7 @@ def certify_property(
     (if any) how it goes. The verdict depends only on the arguments but
     ``progress``: nothing is carried from one property's run to the next, which
     is what lets ``certify -j N`` run them in separate processes."""
-    with without_local_constants():
+    with without_local_constants(), watching_for_ctrl_c():
         if progress is None:
             return _certify_property(target, property_id, profile, seed, None)
         progress.started(property_id, _budget(property_id, profile))
@@ -150,7 +154,7 @@ def _certify_property(
     except KeyboardInterrupt:
         raise
     except Exception as error:  # a target the harness cannot drive: no verdict on the rules
-        why = f"the harness could not drive this target: {type(error).__name__}: {error}"
+        why = f"the harness could not drive this target: {describe_exception(error)}"
         return PropertyResult(property_id, "error", prop.title, reason=why)
     result = run_to_verdict(
         machine, tracker, family.situations(property_id, target), PropertyResult(property_id, "passed", prop.title),
@@ -228,20 +232,20 @@ def run_to_verdict(
                 family,
                 config.durability,
             )
-        elif isinstance(error, KeyboardInterrupt):
+        elif isinstance(error, KeyboardInterrupt) and interrupted_by_user():
             raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
             result.verdict = "error"
-            result.reason = f"the SUT is not deterministic: a failure did not reproduce ({error})"
+            result.reason = f"the SUT is not deterministic: a failure did not reproduce ({exception_message(error)})"
         elif isinstance(error, HarnessError):
             result.verdict = "error"
-            result.reason = f"the adapter or the SUT broke: {error}"
+            result.reason = f"the adapter or the SUT broke: {exception_message(error)}"
         elif isinstance(error, HypothesisException):
             result.verdict = "error"
-            result.reason = f"the test harness failed: {type(error).__name__}: {error}"
+            result.reason = f"the test harness failed: {describe_exception(error)}"
         else:
             result.verdict = "error"
-            result.reason = f"the adapter raised {type(error).__name__}: {error}"
+            result.reason = f"the adapter raised {describe_exception(error)}"
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
@@ -264,6 +268,11 @@ def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_see
     not a verdict: every step that ran was judged against the model. The round
     starts again with another seed (at most :data:`ROUND_RESTARTS` times), and
     the certificate counts the restarts (figure ``rounds_restarted``).
+
+    Unless what made the draws differ was a failure: a violation or an exception
+    the target showed once and not on Hypothesis's replay (a one-off corruption,
+    a factory that fails on its 50th call). That failure was seen and is the
+    verdict; a fresh round would bury it under ``passed``.
     """
     def run(restart: int) -> None:
         test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
@@ -272,11 +281,26 @@ def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_see
     for restart in range(ROUND_RESTARTS):
         try:
             run(restart)
-        except FlakyStrategyDefinition:
+        except FlakyStrategyDefinition as inconsistent:
+            seen = _failure_behind(inconsistent)
+            if seen is not None:
+                raise seen from None
             continue
         return restart
     run(ROUND_RESTARTS)  # the last chance: still inconsistent, and the error is the verdict
     return ROUND_RESTARTS
+
+
+def _failure_behind(inconsistent: FlakyStrategyDefinition) -> BaseException | None:
+    """The failure Hypothesis was replaying when its draws went another way, if
+    any: Hypothesis raises the inconsistency while it handles the failure, so the
+    failure is its ``__context__`` (or further down that chain)."""
+    chained = inconsistent.__context__
+    while chained is not None:
+        if not type(chained).__module__.startswith("hypothesis"):
+            return chained
+        chained = chained.__context__
+    return None
 
 
 def _sampling(progress: ProgressSink | None, property_id: str, tracker: _Tracker) -> AbstractContextManager[object]:

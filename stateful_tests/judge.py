@@ -20,8 +20,13 @@ implementation's later, correct answer into a false violation.
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections import Counter
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 from typing import Generic
 
@@ -31,6 +36,8 @@ from rollcert.stateful_tests.adapter import Capability
 from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import describe_exception
+from rollcert.stateful_tests.adapter import exact_bytes
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import OperationT
@@ -45,11 +52,59 @@ from rollcert.stateful_tests.family import first_difference
 
 #: The step records and their explanation are defined with the family interface;
 #: they are named here too because every consumer of a judged step starts here.
-__all__ = ["Observed", "Session", "StepRecord", "Violation", "explain", "first_difference", "observe", "replay"]
+__all__ = [
+    "Observed", "Session", "StepRecord", "Violation", "explain", "first_difference", "interrupted_by_user", "observe",
+    "replay", "watching_for_ctrl_c",
+]
 
 #: How many model readings a session carries at most. Each split needs a step
 #: the target cannot be seen through; past this the run is not worth judging.
 MAX_READINGS = 64
+
+
+class _CtrlC:
+    """Whether the person at the keyboard pressed Ctrl-C while a property ran.
+
+    A target may raise ``KeyboardInterrupt`` itself (a bug, or a library that
+    turns its own signal into one); that is its answer to an operation and is
+    judged like any undocumented exception. Only a real SIGINT stops the run.
+    The two look alike once raised, so the SIGINT handler notes the press."""
+
+    watching = False
+    pressed = False
+
+
+@contextmanager
+def watching_for_ctrl_c() -> Iterator[None]:
+    """While this runs, a ``KeyboardInterrupt`` no SIGINT caused is the target's.
+
+    Only the main thread can own a signal handler, and only Python's default
+    one is replaced; elsewhere (or under a handler someone installed) every
+    ``KeyboardInterrupt`` is taken as the user's, as before."""
+    if _CtrlC.watching or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        yield
+        return
+
+    def pressed(signum: int, frame: FrameType | None) -> None:
+        _CtrlC.pressed = True
+        raise KeyboardInterrupt
+
+    _CtrlC.watching, _CtrlC.pressed = True, False
+    signal.signal(signal.SIGINT, pressed)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _CtrlC.watching = False
+
+
+def interrupted_by_user() -> bool:
+    """Whether a ``KeyboardInterrupt`` caught now came from Ctrl-C (see :class:`_CtrlC`)."""
+    return _CtrlC.pressed or not _CtrlC.watching
 
 
 class Violation(AssertionError):
@@ -68,15 +123,36 @@ def observe(
     """What can be seen of the SUT: its bytes, and its depth and revision (counted
     from ``revision_base``) where it reports them. An answer of the wrong type is
     the adapter's fault, not a verdict."""
-    buffer = sut.read()
-    if not isinstance(buffer, bytes):
-        raise HarnessError(f"read() returned {type(buffer).__name__}, not bytes")
-    depth = sut.depth() if tracks_depth else None
-    revision = sut.revision() if tracks_revision else None
-    for name, value in (("depth", depth), ("revision", revision)):
-        if value is not None and type(value) is not int:
-            raise HarnessError(f"{name}() returned {type(value).__name__}, not int")
+    buffer = exact_bytes(sut.read(), "read()")  # compared as plain bytes, whatever the target's type says
+    depth = observed_int("depth", sut.depth()) if tracks_depth else None
+    revision = observed_int("revision", sut.revision()) if tracks_revision else None
     return Observed(error, buffer, depth, revision - revision_base if revision is not None else None)
+
+
+#: The largest magnitude a depth or revision may have, as on the wire (protocol.MAX_INTEGER_DIGITS):
+#: far beyond any real count, and Python refuses to print an int of more than 4300 digits, so a
+#: larger one could not even be shown in a counterexample.
+INTEGER_BOUND = 10**100
+
+
+def observed_int(name: str, value: object) -> int:
+    """``value`` as an observation of ``name()``: a plain ``int`` (not a bool, not a
+    subclass with its own ``==``) of at most 100 digits, or the adapter's fault."""
+    if type(value) is not int:
+        raise HarnessError(f"{name}() returned {type(value).__name__}, not int")
+    if not -INTEGER_BOUND < value < INTEGER_BOUND:
+        raise HarnessError(f"{name}() returned an integer of about {int(value.bit_length() * 0.30103) + 1} digits")
+    return value
+
+
+def built(target: Target, config: BufferConfig) -> SystemUnderTest:
+    """A fresh buffer from ``target``'s factory, or the adapter's fault said plainly
+    (a factory that returns ``None`` or anything without the core methods)."""
+    sut = target.factory(config)
+    missing = [name for name in ("read", "splice", "rollback") if not callable(getattr(sut, name, None))]
+    if missing:
+        raise HarnessError(f"the factory returned {type(sut).__name__}, not a buffer: it has no {', '.join(missing)}")
+    return sut
 
 
 class Session(Generic[StateT, OperationT, OutcomeT]):
@@ -103,17 +179,20 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self._tracks_depth = Capability.DEPTH in target.capabilities
         self._tracks_revision = Capability.REVISIONS in target.capabilities
         self._other: SystemUnderTest | None = None
-        self.sut: SystemUnderTest = target.factory(config)
+        self.sut: SystemUnderTest = built(target, config)
         self._revision_base = 0
         if self._tracks_revision:
-            base = self.sut.revision()
-            if type(base) is not int:
-                raise HarnessError(f"revision() returned {type(base).__name__}, not int")
-            self._revision_base = base
+            self._revision_base = observed_int("revision", self.sut.revision())
         initial = self.observe_sut(None)
         if initial.buffer != config.initial:
             raise HarnessError(
                 f"the SUT started with {initial.buffer!r} instead of the initial buffer {config.initial!r}"
+            )
+        fresh_depth = self.observe_model(self.model, None).depth
+        if initial.depth != fresh_depth:  # a factory that hands out a used buffer: its history leaks in
+            raise HarnessError(
+                f"the SUT started with depth {initial.depth} instead of {fresh_depth}: "
+                "the factory must build a fresh buffer for every example"
             )
 
     @property
@@ -124,7 +203,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
     def other_sut(self) -> SystemUnderTest:
         """A second buffer of the same target (for a checkpoint of another buffer)."""
         if self._other is None:
-            self._other = self.target.factory(self.config)
+            self._other = built(self.target, self.config)
         return self._other
 
     def close(self) -> None:
@@ -159,12 +238,14 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self.sut_report = True
         try:
             family.perform(self, operation)
-        except (HarnessError, NotGenerable, KeyboardInterrupt):
+        except (HarnessError, NotGenerable):
             raise
         except BaseException as error:  # the SUT's answer, judged below: a native panic or a
             # sys.exit() inside an operation is what the implementation did, not the end of rollcert
+            if isinstance(error, KeyboardInterrupt) and interrupted_by_user():
+                raise
             sut_error = error_kind(error)
-            sut_message = f"{type(error).__name__}: {error}"
+            sut_message = describe_exception(error)
         actual = self.observe_sut(sut_error)
         narrowed = [family.narrow(self, operation, state, prediction) for state, prediction in predictions]
         considered = [reading for prediction in narrowed for reading in prediction.readings]

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import TargetError
+from rollcert.stateful_tests.adapter import describe_exception
+from rollcert.stateful_tests.adapter import exception_message
 from rollcert.stateful_tests.plugins import SCHEMES
 from rollcert.stateful_tests.plugins import load_plugins
 
@@ -119,10 +121,9 @@ def _subprocess_target(command: str) -> Target:
 
 def _name_of(error: BaseException) -> str:
     """One line naming an exception: its type and its first line of message."""
-    first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
     if isinstance(error, SystemExit):
-        return f"SystemExit (exit status {error.code!r})"
-    return f"{type(error).__name__}: {first_line[:200]}" if first_line else type(error).__name__
+        return f"SystemExit (exit status {exception_message(SystemExit(error.code), 200)})"
+    return describe_exception(error, 200)
 
 
 def _third_party_location(text: str) -> str | Focused:

@@ -11,6 +11,7 @@ from typing import Any
 from typing import Protocol
 
 from rollcert.stateful_tests.adapter import UnsupportedOperations
+from rollcert.stateful_tests.adapter import exact_bytes
 
 
 class RollbackBuffer(Protocol):
@@ -29,7 +30,8 @@ class PythonBufferAdapter(UnsupportedOperations):
         self.buffer: Any = buffer
 
     def read(self) -> bytes:
-        return bytes(self.buffer.read())
+        # bytes() of an object whose __bytes__ returns a lying bytes subclass is that subclass
+        return exact_bytes(bytes(self.buffer.read()), "the buffer's read()")
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
         self.buffer.splice(offset, delete_length, insert)

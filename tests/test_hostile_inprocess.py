@@ -1,0 +1,237 @@
+"""Hostile in-process targets: a lie, a raise, a one-off failure or a broken
+factory never turns into a wrong verdict, a traceback or an unbounded certificate.
+
+Each target is a small module of ``tests/hostile_targets`` (its README says what
+each does and what rollcert used to conclude). Most are certified on R0 through
+``certify_property`` (quick profile, seed 0); the ones where the command line
+itself is at stake (Ctrl-C, exit statuses, one-line usage errors, output size)
+run ``rollcert`` in a subprocess, as a user would.
+
+The rule every test checks: a real bug is ``violated`` (or at worst ``error``),
+never ``passed``; a correct target is ``passed`` however odd its objects; the
+adapter's own faults are ``error`` naming the fault.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from rollcert.stateful_tests.adapter import MESSAGE_LIMIT
+from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.certify import certify_property
+from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.stateful_tests.verdicts import PropertyResult
+
+HOSTILE = Path(__file__).parent / "hostile_targets"
+
+
+@pytest.fixture(autouse=True)
+def hostile_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(HOSTILE))
+
+
+def module(name: str) -> ModuleType:
+    return importlib.import_module(name)
+
+
+def certified(target: Target, property_id: str = "R0") -> PropertyResult:
+    return certify_property(target, property_id, PROFILES["quick"], 0)
+
+
+def rollcert(tmp_path: Path, *arguments: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """``rollcert ARGUMENTS`` in a subprocess, the hostile modules importable, in ``tmp_path``."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", *arguments],
+        capture_output=True, text=True, timeout=timeout, env=environment, cwd=tmp_path, check=False,
+    )
+
+
+# -- values that lie ------------------------------------------------------------------------------
+
+
+def test_a_bytes_subclass_that_equals_everything_does_not_hide_a_wrong_buffer() -> None:
+    """Was ``passed``: the judge compared the target's own object, whose ``==`` said True."""
+    lying_bytes = module("lying_bytes")
+    plain = certified(lying_bytes.HONEST_ABOUT_ITS_BUG)
+    lying = certified(lying_bytes.TARGET)
+    assert plain.verdict == "violated"
+    assert lying.verdict == "violated", lying.reason
+    assert "expected b'a', got b'z'" in (lying.reason or "")
+
+
+def test_a_bytes_method_returning_a_lying_subclass_does_not_hide_a_wrong_buffer() -> None:
+    """``bytes(x)`` returns whatever ``x.__bytes__`` returns, a lying subclass included:
+    ``PythonBufferAdapter.read``'s ``bytes(...)`` let it through (was ``passed``)."""
+    result = certified(module("lying_python_object").TARGET)
+    assert result.verdict == "violated", result.reason
+    assert "expected b'a', got b'z'" in (result.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("HUGE_REVISION", "revision() returned an integer of about 5001 digits"),  # was 'the adapter raised ValueError'
+        ("DEPTH_AS_BOOL", "depth() returned bool, not int"),
+        ("DEPTH_AS_FLOAT", "depth() returned float, not int"),
+    ],
+)
+def test_a_depth_or_revision_that_is_not_a_plain_int_is_the_adapters_fault(name: str, reason: str) -> None:
+    result = certified(getattr(module("lying_numbers"), name))
+    assert result.verdict == "error"
+    assert result.reason == f"the adapter or the SUT broke: {reason}"
+
+
+@pytest.mark.filterwarnings("ignore:__int__ returned non-int")  # the lie, on purpose
+def test_an_int_conversion_that_lies_is_judged_as_the_number_it_gave() -> None:
+    """``int()`` of the object makes a plain int of the lie: a wrong depth, judged as one."""
+    result = certified(module("lying_numbers").LYING_INT)
+    assert result.verdict == "violated", result.reason
+    assert "the depth is 3, not 2" in (result.reason or "")
+
+
+def test_hostile_checkpoint_tokens_are_only_handed_back() -> None:
+    """Tokens whose ``==`` says True and whose ``hash()`` raises: judged like plain ones."""
+    tokens = module("hostile_tokens")
+    for property_id in ("R0", "R3"):
+        plain, hostile = certified(tokens.PLAIN_TOKENS, property_id), certified(tokens.TARGET, property_id)
+        assert (hostile.verdict, hostile.reason) == (plain.verdict, plain.reason) == ("passed", ""), property_id
+
+
+# -- raising --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "raised"),
+    [
+        ("KEYBOARD_INTERRUPT", "undocumented:KeyboardInterrupt"),  # used to end the run as if Ctrl-C
+        ("SYSTEM_EXIT", "undocumented:SystemExit"),
+        ("GENERATOR_EXIT", "undocumented:GeneratorExit"),
+        ("NATIVE_PANIC", "undocumented:NativePanic"),
+        ("RECURSION", "undocumented:RecursionError"),
+        ("MEMORY", "undocumented:MemoryError"),
+        ("UNPRINTABLE", "undocumented:UnprintableError"),  # used to be error: 'the adapter raised RuntimeError'
+        ("VERBOSE", "undocumented:VerboseError"),
+        ("FAKE_DIVERGENCE", "DivergenceError"),
+    ],
+)
+def test_whatever_a_splice_raises_is_judged_as_its_answer(name: str, raised: str) -> None:
+    result = certified(getattr(module("raising"), name))
+    assert result.verdict == "violated", result.reason
+    assert f"The implementation raised {raised};" in (result.reason or "")
+    assert result.counterexample is not None
+    last = result.counterexample.steps[-1]
+    assert last.actual.error == raised
+    assert len(last.sut_message) <= MESSAGE_LIMIT + 100
+
+
+def test_a_messages_str_that_raises_or_runs_to_megabytes_is_quoted_bounded() -> None:
+    raising = module("raising")
+    unprintable = certified(raising.UNPRINTABLE).counterexample
+    verbose = certified(raising.VERBOSE).counterexample
+    assert unprintable is not None and verbose is not None
+    assert unprintable.steps[-1].sut_message == "UnprintableError: <its __str__ raised RuntimeError>"
+    message = verbose.steps[-1].sut_message  # was the whole 10 MB, in every step record and output
+    assert message.startswith("VerboseError: spam spam") and message.endswith("...")
+    assert len(message) == len("VerboseError: ") + MESSAGE_LIMIT + 3
+
+
+def test_a_keyboard_interrupt_the_target_raises_is_a_violation_on_the_command_line(tmp_path: Path) -> None:
+    """Was exit status 130, 'interrupted; no certificate written'."""
+    run = rollcert(tmp_path, "certify", "raising:KEYBOARD_INTERRUPT", "--only", "R0", "--quiet")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "R0        violated" in run.stdout and "interrupted" not in run.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_still_stops_a_serial_run(tmp_path: Path) -> None:
+    """The person at the keyboard is told apart from the target: a real SIGINT
+    still stops the run, in one line, exit status 130."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "slow_splice:TARGET", "--only", "R0", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(4)  # well into the run: the interpreter is up and splices are sleeping
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, stdout + stderr
+    assert stderr == "rollcert: interrupted; no certificate written\n"
+
+
+def test_a_target_builder_whose_exception_cannot_be_printed_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    """Was a traceback: describing the builder's exception called its ``__str__``."""
+    run = rollcert(tmp_path, "certify", "raising:unbuildable", "--only", "R0")
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert run.stderr == (
+        "rollcert: calling raising:unbuildable to build the target raised "
+        "UnprintableError: <its __str__ raised RuntimeError>\n"
+    )
+
+
+@pytest.mark.slow
+def test_a_10_mb_message_does_not_reach_the_certificate(tmp_path: Path) -> None:
+    run = rollcert(tmp_path, "certify", "raising:VERBOSE", "--only", "R0", "--json", "c.json", "--quiet")
+    assert run.returncode == 1, run.stdout + run.stderr
+    certificate = (tmp_path / "c.json").read_text()
+    assert len(certificate) < 50_000 and len(run.stdout) < 50_000
+    assert json.loads(certificate)["properties"]["R0"]["verdict"] == "violated"
+
+
+# -- failures seen once ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", [35, 50, 55])
+def test_a_one_off_corruption_is_reported_not_buried_by_a_fresh_round(call: int) -> None:
+    """Was ``passed`` for these calls: the replay did not reproduce it, Hypothesis
+    found its draws inconsistent, and the round was started afresh without it."""
+    result = certified(module("one_off").corrupts_once(call))
+    assert result.verdict == "violated", result.reason
+    assert "!" in (result.reason or "")
+
+
+@pytest.mark.parametrize("call", [30, 40, 50])
+def test_a_factory_that_fails_once_is_an_error_not_a_pass(call: int) -> None:
+    result = certified(module("one_off").factory_fails_once(call))
+    assert result.verdict == "error", result.reason
+    assert result.reason == f"the adapter raised RuntimeError: build number {call} failed"
+
+
+# -- factories ------------------------------------------------------------------------------------
+
+
+def test_a_factory_that_hands_out_a_used_buffer_is_the_adapters_fault() -> None:
+    """Was ``violated`` on a counterexample that does not replay (earlier examples' depth)."""
+    result = certified(module("factories").SHARED)
+    assert result.verdict == "error"
+    assert result.reason == (
+        "the adapter or the SUT broke: the SUT started with depth 2 instead of 0: "
+        "the factory must build a fresh buffer for every example"
+    )
+
+
+def test_a_factory_that_returns_none_is_the_adapters_fault_said_plainly() -> None:
+    result = certified(module("factories").RETURNS_NONE)
+    assert result.verdict == "error"
+    assert result.reason == (
+        "the adapter or the SUT broke: the factory returned NoneType, not a buffer: it has no read, splice, rollback"
+    )
+
+
+def test_a_factory_that_builds_a_new_class_each_time_is_judged_on_its_buffers() -> None:
+    assert certified(module("factories").NEW_CLASS_EACH_TIME).verdict == "passed"
