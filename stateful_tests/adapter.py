@@ -28,8 +28,18 @@ from typing import ClassVar
 from typing import Protocol
 from typing import runtime_checkable
 
+from rollcert.model.contract import check_splice_arguments
+from rollcert.model.diffs import DiffModelState
+from rollcert.model.diffs import diff_step
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Splice
+from rollcert.model.operations import ToolWrite
 from rollcert.model.reference import DurabilityMode
+from rollcert.model.reference import ModelState
 from rollcert.model.reference import Policy
+from rollcert.model.reference import step
 
 
 class Capability(StrEnum):
@@ -329,6 +339,75 @@ class KnownFinding:
 
 
 @dataclass(frozen=True)
+class SizeLimits:
+    """The largest buffer and the largest insert a target takes (``None``: no limit).
+
+    A target with limits may refuse anything bigger with ``ValueError`` (protocol
+    version 2 declares them at the handshake), and such a refusal breaks no rule.
+    Judging the machines' bigger operations against the model would call it a
+    violation, so the machines do not ask them: an operation whose insert is
+    over the insert limit, or whose result (as the model predicts it) is over the
+    buffer limit, is not taken, as a finding set aside is not; an initial buffer
+    over the buffer limit is cut to it. What was not asked is recorded in the
+    target's notes, and nothing within the limits is left out.
+    """
+
+    max_buffer_bytes: int | None = None
+    max_insert_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_buffer_bytes", "max_insert_bytes"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 0):
+                raise ValueError(f"{name} must be a whole number of bytes, at least 0, or None; got {value!r}")
+
+    def exceeded_by(self, state: Any, operation: Any) -> bool:
+        """Whether ``operation`` from the model state ``state`` inserts, or would
+        leave if it took effect, more than the limits allow. A target may check its
+        limits before anything else, so an edit that the model refuses for another
+        reason (a journal fault, a full log) still counts by the size it asks for;
+        a crash counts by the operation it interrupts. An edit with invalid
+        arguments is never over the limits: the target must refuse it anyway."""
+        inner = getattr(operation, "operation", None)
+        if isinstance(operation, CrashDuring) and inner is not None:
+            return self.exceeded_by(state, inner)
+        if self.max_insert_bytes is not None:
+            if isinstance(operation, ApplyDiff):
+                inserted = max((len(hunk.replacement) for hunk in operation.hunks), default=0)
+            else:
+                inserted = len(getattr(operation, "insert", b""))
+            if inserted > self.max_insert_bytes:
+                return True
+        if self.max_buffer_bytes is None:
+            return False
+        return any(length > self.max_buffer_bytes for length in _possible_lengths(state, operation))
+
+
+def _possible_lengths(state: Any, operation: Any) -> list[int]:
+    """The buffer lengths ``operation`` may leave from ``state``: the edit's own
+    arithmetic for an edit, else every state the model allows after it."""
+    try:
+        if isinstance(state, DiffModelState):
+            text_length = len(state.content)
+            if isinstance(operation, (Splice, ToolWrite)):
+                check_splice_arguments(text_length, operation.offset, operation.delete_length, operation.insert)
+                return [text_length - operation.delete_length + len(operation.insert)]
+            diff_outcome = diff_step(state, operation)
+            return [len(s.content) for s in (diff_outcome.state, diff_outcome.also_acceptable) if s is not None]
+        if isinstance(state, ModelState):
+            text_length = len(state.current)
+            if isinstance(operation, (Splice, OutOfLogWrite)):
+                check_splice_arguments(text_length, operation.offset, operation.delete_length, operation.insert)
+                return [text_length - operation.delete_length + len(operation.insert)]
+            outcome = step(state, operation)
+            possible = (outcome.state, outcome.also_acceptable, *outcome.window)
+            return [len(s.current) for s in possible if s is not None]
+    except (ValueError, TypeError):
+        pass
+    return []
+
+
+@dataclass(frozen=True)
 class Target:
     """A certifiable implementation: a name, what it can do, and a factory.
 
@@ -354,6 +433,8 @@ class Target:
     breaks: frozenset[str] = frozenset()
     #: The one policy of a real bounded history (with ``Capability.BOUNDED``); see :class:`HistoryBound`.
     history_bound: HistoryBound | None = None
+    #: The largest buffer and insert the target takes; see :class:`SizeLimits`.
+    limits: SizeLimits | None = None
 
     def __post_init__(self) -> None:
         if self.history_bound is not None and Capability.BOUNDED not in self.capabilities:
@@ -361,7 +442,11 @@ class Target:
 
     def buffer_config(self, config: BufferConfig) -> BufferConfig:
         """``config`` as this target can honour it: a bounded buffer of a target
-        with a :class:`HistoryBound` takes the bound's policy."""
+        with a :class:`HistoryBound` takes the bound's policy; an initial buffer
+        longer than the target's buffer limit is cut to it."""
+        limit = None if self.limits is None else self.limits.max_buffer_bytes
+        if limit is not None and len(config.initial) > limit:
+            config = replace(config, initial=config.initial[:limit])
         if self.history_bound is None or config.capacity is None or config.policy == self.history_bound.policy:
             return config
         return replace(config, policy=self.history_bound.policy)
@@ -370,4 +455,8 @@ class Target:
         return all(c in self.capabilities for c in needed)
 
     def sets_aside(self, state: Any, operation: Any) -> bool:
+        """Whether the machines do not take ``operation`` from ``state``: a known
+        finding set aside covers it, or it is over the target's size limits."""
+        if self.limits is not None and self.limits.exceeded_by(state, operation):
+            return True
         return any(finding.applies(state, operation) for finding in self.set_aside)

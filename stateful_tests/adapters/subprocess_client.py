@@ -63,6 +63,7 @@ from rollcert.stateful_tests.adapter import CapabilityMissing
 from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapter import HunkTriples
 from rollcert.stateful_tests.adapter import ReadPairs
+from rollcert.stateful_tests.adapter import SizeLimits
 from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import UnsupportedOperations
@@ -962,8 +963,8 @@ def subprocess_target(
             f"alphabet {'any byte' if limits.alphabet is None else repr(limits.alphabet)}, "
             f"max buffer {limits.max_buffer_bytes or 'unbounded'} bytes, "
             f"max insert {limits.max_insert_bytes or 'unbounded'} bytes "
-            "(the alphabet is the generated text's; the machines' buffers and inserts are a few bytes, "
-            "far below any declared maximum, which is recorded here but not otherwise used)"
+            "(the alphabet is the generated text's; an operation over a maximum is not asked, since "
+            "the server may refuse it, and an initial buffer over the buffer maximum is cut to it)"
         )
     if Capability.DURABILITY in hello.capabilities:
         notes["crashes"] = (
@@ -981,6 +982,11 @@ def subprocess_target(
         description=f"{hello.name} {hello.version}, served over {hello.protocol}",
         notes=notes,
         alphabet=hello.limits.alphabet,
+        limits=(
+            None
+            if hello.limits.max_buffer_bytes is None and hello.limits.max_insert_bytes is None
+            else SizeLimits(hello.limits.max_buffer_bytes, hello.limits.max_insert_bytes)
+        ),
     )
 
 
