@@ -86,6 +86,13 @@ class CapabilityMissing(HarnessError):
     """A method of a capability the SUT did not declare was called."""
 
 
+class CallTimeout(BaseException):
+    """Raised into a call of an in-process target that overran the call timeout
+    (``rollcert certify --call-timeout``). A ``BaseException``, so that a target's
+    ``except Exception`` does not swallow it; the judge turns it into a
+    :class:`HarnessError` naming the call."""
+
+
 #: How much of an exception's message a verdict or a step quotes: a target's
 #: message may be megabytes long, and the certificate holds it once per step.
 MESSAGE_LIMIT = 500
@@ -106,6 +113,21 @@ def exact_bytes(value: object, what: str) -> bytes:
     raise HarnessError(f"{what} returned {type(value).__name__}, not bytes")
 
 
+def visible(text: str) -> str:
+    """``text`` with every character that could steer a terminal or hide what a
+    reader sees written as an escape: C0 and C1 controls and DEL (an ESC starts a
+    sequence that can clear the screen or recolour a verdict), and format
+    characters (a right-to-left override reorders the rest of the line). A
+    target's words reach the user's terminal and certificates through here.
+    Uses ``str``'s own methods: the text may be a subclass the target made."""
+    if str.isprintable(text):
+        return str(text)
+    return "".join(
+        character if str.isprintable(character) or character == " " else repr(character)[1:-1]
+        for character in str.__iter__(text)
+    )
+
+
 def exception_message(error: BaseException, limit: int = MESSAGE_LIMIT) -> str:
     """An exception's message on one line, at most ``limit`` characters (and "...").
     A target's ``__str__`` may raise or run to megabytes; neither may turn its
@@ -119,7 +141,7 @@ def exception_message(error: BaseException, limit: int = MESSAGE_LIMIT) -> str:
     if not isinstance(text, str):
         return ""
     # str's own methods: a str subclass the target returned may override them
-    text = " ".join(str.split(str.__getitem__(text, slice(0, limit + 1))))
+    text = visible(" ".join(str.split(str.__getitem__(text, slice(0, limit + 1)))))
     return text[:limit] + "..." if len(text) > limit else text
 
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from rollcert.stateful_tests.adapter import Capability
+from rollcert.stateful_tests.adapter import visible
 
 #: Version 1: the rollback capabilities only (kept, so version 1 servers keep working).
 PROTOCOL_VERSION: Final = "rollcert-protocol/1"
@@ -49,6 +50,8 @@ PROTOCOL_VERSION: Final = "rollcert-protocol/1"
 PROTOCOL_VERSION_2: Final = "rollcert-protocol/2"
 #: Every version this module decodes, newest first: the order a client offers them in.
 PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION_2, PROTOCOL_VERSION)
+#: The longest ``name`` or ``version`` a server may give at the handshake.
+HELLO_TEXT_LIMIT: Final = 200
 
 #: The capabilities version 1 can carry. ``diffs`` and ``durability`` need
 #: opaque diff handles and a crash the wire of version 1 does not define.
@@ -516,6 +519,14 @@ def _decode_hello(result: object, where: str, asked: str = PROTOCOL_VERSION) -> 
     assert isinstance(name, str) and isinstance(version, str) and isinstance(names, list)
     if not name:
         raise ProtocolError(f"{where}: 'name' is empty")
+    for field_name, text in (("name", name), ("version", version)):
+        # Both reach the user's terminal and every certificate: no escape sequences,
+        # no line breaks, no bidirectional overrides, no floods.
+        if len(text) > HELLO_TEXT_LIMIT or not text.isprintable():
+            raise ProtocolError(
+                f"{where}: {field_name!r} must be printable text of at most {HELLO_TEXT_LIMIT} characters, "
+                f"got {len(text)} characters starting '{visible(text[:40])}'"
+            )
     capabilities: set[Capability] = set()
     for capability_name in names:
         try:

@@ -224,3 +224,31 @@ def test_smoke_reports_a_native_panic_of_the_adapter_as_an_error(
     run = run_rollcert(tmp_path, "smoke", None, "target_panics:PANICKING_BUFFERS")
     assert run.status == 2 and "Traceback" not in run.stderr, run.stdout + run.stderr
     assert "ERROR new+read           the adapter raised PanicException: thread '<unnamed>' panicked" in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("mode", "verdict", "words"),
+    [
+        ("hello", "error", "'name' must be printable text of at most 200 characters"),
+        ("message", "violated", "ValueError: refused \\x1b[2J\\x1b[H\\x1b[32mR0 passed\\x1b[0m\\u202e"),
+        ("stderr", "error", "its last stderr lines: dying \\x1b[2J"),
+    ],
+)
+def test_a_server_cannot_steer_the_terminal_through_its_words(mode: str, verdict: str, words: str) -> None:
+    """Escape sequences, line breaks and a right-to-left override in the server's
+    name, its error messages and its stderr reach neither the terminal nor the
+    certificate as control characters (they cleared the screen and printed a
+    green fake verdict before); they are shown escaped, or refused at the hello."""
+    command = shlex.join([sys.executable, str(FAKES / "escape_sequences.py"), mode])
+    completed = subprocess.run(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", f"subprocess:{command}", "--only", "R0", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "ROLLCERT_PROTOCOL_TIMEOUT": "5"},
+        check=False,
+    )
+    output = completed.stdout + completed.stderr
+    assert "\x1b" not in output and "\u202e" not in output, output
+    assert f"R0        {verdict}" in completed.stdout, completed.stdout
+    assert words in completed.stdout, completed.stdout

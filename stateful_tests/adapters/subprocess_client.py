@@ -67,6 +67,7 @@ from rollcert.stateful_tests.adapter import SizeLimits
 from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import UnsupportedOperations
+from rollcert.stateful_tests.adapter import visible
 from rollcert.stateful_tests.protocol import MAX_LINE_BYTES
 from rollcert.stateful_tests.protocol import OPERATIONS_BY_VERSION
 from rollcert.stateful_tests.protocol import PROTOCOL_ERROR_KIND
@@ -235,7 +236,7 @@ class StderrTail:
         """The last few non-empty lines, each clipped to its end, joined by `` | ``."""
         with self._lock:
             text = self._data.decode("utf-8", "replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()][-STDERR_LINES_QUOTED:]
+        lines = [visible(line.strip()) for line in text.splitlines() if line.strip()][-STDERR_LINES_QUOTED:]
         return " | ".join(line if len(line) <= STDERR_LINE_CHARACTERS else "…" + line[-STDERR_LINE_CHARACTERS:]
                           for line in lines)
 
