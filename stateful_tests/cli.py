@@ -2,7 +2,7 @@
 
     rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
                      [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
-                     [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible]
+                     [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible] [--call-timeout S] [--in-process]
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID)
     rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] [--depth K]          # bounded exhaustive search
@@ -155,6 +155,16 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", help="no live progress on a terminal (none is shown when stderr is not one)"
     )
     parser.add_argument(
+        "--call-timeout", type=positive_seconds, metavar="S",
+        help="seconds one call of an in-process target may take before its property is an error "
+        "(default: $ROLLCERT_CALL_TIMEOUT, else 60; $ROLLCERT_CALL_TIMEOUT=0 for no limit)",
+    )
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="with -j 1, run the properties in this process (for a debugger) instead of one worker process each; "
+        "a target that exits, crashes or hangs the process then takes rollcert with it",
+    )
+    parser.add_argument(
         "--reproducible", action="store_true",
         help="no wall-clock readings in the certificate (seconds 0, created from $SOURCE_DATE_EPOCH or 0) "
         "and R7's thread-scheduling counts as reached or not, so one target, profile and seed give the same bytes",
@@ -172,6 +182,7 @@ def _certify(args: argparse.Namespace) -> int:
 
     only = _only(args.only)
     check_writable(args.json, args.markdown, args.junit, args.html)
+    _set_call_timeout(args.call_timeout)
     created = _source_date() if args.reproducible else None  # refused, if bad, before the run
     target = resolve_with_findings(args, args.target)
     source = TargetSource(args.target, args.set_aside.absolute() if args.set_aside is not None else None)
@@ -179,7 +190,7 @@ def _certify(args: argparse.Namespace) -> int:
     try:
         certificate = certify(
             target, profile=args.profile, seed=args.seed, only=only, target_text=args.target,
-            jobs=args.jobs, source=source, progress=display,
+            jobs=args.jobs, source=source, progress=display, isolate=not args.in_process,
         )
     except KeyboardInterrupt:  # every worker is stopped by now; say so in one line
         print("rollcert: interrupted; no certificate written", file=sys.stderr)
@@ -209,6 +220,18 @@ def _certify(args: argparse.Namespace) -> int:
 
         write_output(args.html, render_html(from_certificate_data(certificate)))
     return certificate.exit_status
+
+
+def _set_call_timeout(seconds: float | None) -> None:
+    """``--call-timeout`` goes through the environment, so that the worker
+    processes the properties run in inherit it; a bad $ROLLCERT_CALL_TIMEOUT
+    is refused here, before the run."""
+    from rollcert.stateful_tests.judge import CALL_TIMEOUT_VARIABLE
+    from rollcert.stateful_tests.judge import call_timeout
+
+    if seconds is not None:
+        os.environ[CALL_TIMEOUT_VARIABLE] = repr(seconds)
+    call_timeout()
 
 
 def _source_date() -> str:

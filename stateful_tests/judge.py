@@ -20,6 +20,8 @@ implementation's later, correct answer into a false violation.
 
 from __future__ import annotations
 
+import math
+import os
 import signal
 import threading
 from collections import Counter
@@ -32,10 +34,12 @@ from typing import Generic
 
 from rollcert.model.errors import error_kind
 from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.adapter import CallTimeout
 from rollcert.stateful_tests.adapter import Capability
 from rollcert.stateful_tests.adapter import HarnessError
 from rollcert.stateful_tests.adapter import SystemUnderTest
 from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UsageError
 from rollcert.stateful_tests.adapter import describe_exception
 from rollcert.stateful_tests.adapter import exact_bytes
 from rollcert.stateful_tests.family import NotGenerable
@@ -60,6 +64,58 @@ __all__ = [
 #: How many model readings a session carries at most. Each split needs a step
 #: the target cannot be seen through; past this the run is not worth judging.
 MAX_READINGS = 64
+
+
+#: Seconds one call of an in-process target (an operation and the observation
+#: after it, or building a buffer) may take before the run gives up on it.
+CALL_TIMEOUT_VARIABLE = "ROLLCERT_CALL_TIMEOUT"
+DEFAULT_CALL_TIMEOUT = 60.0
+
+
+def call_timeout() -> float:
+    """``$ROLLCERT_CALL_TIMEOUT`` seconds (``rollcert certify --call-timeout`` sets
+    it, so that worker processes inherit it), else 60; 0 turns the watchdog off.
+    A value that is not a finite number of seconds is a usage error."""
+    text = os.environ.get(CALL_TIMEOUT_VARIABLE)
+    if text is None:
+        return DEFAULT_CALL_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UsageError(f"${CALL_TIMEOUT_VARIABLE} must be a finite number of seconds (0: no limit), got {text!r}")
+    return seconds
+
+
+@contextmanager
+def call_deadline(what: str) -> Iterator[None]:
+    """Give the target's code inside at most :func:`call_timeout` seconds.
+
+    A Python loop that never returns would hang the run with no verdict at all.
+    ``setitimer`` delivers SIGALRM to the main thread, whose handler raises
+    :class:`CallTimeout` into whatever the target is running; it fires again
+    every second in case the target swallows it. Off the main thread (or with
+    the limit at 0) nothing is armed. Code that never returns to the
+    interpreter (a native loop) is out of its reach: the worker process
+    ``rollcert certify`` runs each property in is the last resort."""
+    seconds = call_timeout()
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def overran(signum: int, frame: FrameType | None) -> None:
+        raise CallTimeout(what)
+
+    previous = signal.signal(signal.SIGALRM, overran)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield
+    except CallTimeout:
+        raise HarnessError(f"{what} did not return within {seconds:g} s (the call timeout)") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _CtrlC:
@@ -179,11 +235,12 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self._tracks_depth = Capability.DEPTH in target.capabilities
         self._tracks_revision = Capability.REVISIONS in target.capabilities
         self._other: SystemUnderTest | None = None
-        self.sut: SystemUnderTest = built(target, config)
-        self._revision_base = 0
-        if self._tracks_revision:
-            self._revision_base = observed_int("revision", self.sut.revision())
-        initial = self.observe_sut(None)
+        with call_deadline("building and reading a fresh buffer"):
+            self.sut: SystemUnderTest = built(target, config)
+            self._revision_base = 0
+            if self._tracks_revision:
+                self._revision_base = observed_int("revision", self.sut.revision())
+            initial = self.observe_sut(None)
         if initial.buffer != config.initial:
             raise HarnessError(
                 f"the SUT started with {initial.buffer!r} instead of the initial buffer {config.initial!r}"
@@ -236,17 +293,18 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         sut_error: str | None = None
         sut_message = ""
         self.sut_report = True
-        try:
-            family.perform(self, operation)
-        except (HarnessError, NotGenerable):
-            raise
-        except BaseException as error:  # the SUT's answer, judged below: a native panic or a
-            # sys.exit() inside an operation is what the implementation did, not the end of rollcert
-            if isinstance(error, KeyboardInterrupt) and interrupted_by_user():
+        with call_deadline(operation.describe()):
+            try:
+                family.perform(self, operation)
+            except (HarnessError, NotGenerable, CallTimeout):
                 raise
-            sut_error = error_kind(error)
-            sut_message = describe_exception(error)
-        actual = self.observe_sut(sut_error)
+            except BaseException as error:  # the SUT's answer, judged below: a native panic or a
+                # sys.exit() inside an operation is what the implementation did, not the end of rollcert
+                if isinstance(error, KeyboardInterrupt) and interrupted_by_user():
+                    raise
+                sut_error = error_kind(error)
+                sut_message = describe_exception(error)
+            actual = self.observe_sut(sut_error)
         narrowed = [family.narrow(self, operation, state, prediction) for state, prediction in predictions]
         considered = [reading for prediction in narrowed for reading in prediction.readings]
         survivors: list[StateT] = []

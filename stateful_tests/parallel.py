@@ -216,7 +216,9 @@ def certify_in_workers(
                 if result is not None:
                     del running[ready]
                     ready.close()
-                    worker.process.join()
+                    worker.process.join(TERMINATE_GRACE)
+                    if worker.process.is_alive():  # a non-daemon thread the target started keeps it alive
+                        _stop(worker)
                     results[worker.property_id] = result
                     if progress is not None:
                         progress.finished(worker.property_id, result.verdict, result.progress_summary())

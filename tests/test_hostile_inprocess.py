@@ -153,13 +153,20 @@ def test_a_keyboard_interrupt_the_target_raises_is_a_violation_on_the_command_li
     assert "R0        violated" in run.stdout and "interrupted" not in run.stderr
 
 
+def test_a_keyboard_interrupt_the_target_raises_is_a_violation_in_process_too(tmp_path: Path) -> None:
+    run = rollcert(tmp_path, "certify", "raising:KEYBOARD_INTERRUPT", "--only", "R0", "--quiet", "--in-process")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "R0        violated" in run.stdout
+
+
 @pytest.mark.slow
-def test_ctrl_c_still_stops_a_serial_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", [(), ("--in-process",)], ids=["workers", "in-process"])
+def test_ctrl_c_still_stops_a_serial_run(tmp_path: Path, where: tuple[str, ...]) -> None:
     """The person at the keyboard is told apart from the target: a real SIGINT
     still stops the run, in one line, exit status 130."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "slow_splice:TARGET", "--only", "R0", "-q"],
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "slow_splice:TARGET", "--only", "R0", "-q", *where],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path,
         start_new_session=True,
     )
@@ -235,3 +242,65 @@ def test_a_factory_that_returns_none_is_the_adapters_fault_said_plainly() -> Non
 
 def test_a_factory_that_builds_a_new_class_each_time_is_judged_on_its_buffers() -> None:
     assert certified(module("factories").NEW_CLASS_EACH_TIME).verdict == "passed"
+
+
+# -- hangs, exits, threads and the process around the target ------------------------------------
+
+
+@pytest.mark.parametrize("name", ["LOOPS", "SWALLOWS"])
+def test_a_call_that_never_returns_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """There was no limit on an in-process call: the run hung with no verdict."""
+    monkeypatch.setenv("ROLLCERT_CALL_TIMEOUT", "0.5")
+    result = certified(getattr(module("hangs"), name))
+    assert result.verdict == "error"
+    assert result.reason is not None and result.reason.startswith("the adapter or the SUT broke: splice(")
+    assert result.reason.endswith(") did not return within 0.5 s (the call timeout)")
+
+
+def test_the_call_timeout_option_reaches_the_workers(tmp_path: Path) -> None:
+    run = rollcert(tmp_path, "certify", "hangs:LOOPS", "--only", "R0,R2", "--call-timeout", "0.5", "-q")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout.count("did not return within 0.5 s (the call timeout)") == 2
+
+
+@pytest.mark.parametrize("value", ["soon", "nan", "-1", "inf"])
+def test_a_bad_call_timeout_in_the_environment_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("ROLLCERT_CALL_TIMEOUT", value)
+    run = rollcert(tmp_path, "certify", "hangs:LOOPS", "--only", "R0")
+    assert run.returncode == 3 and run.stdout == ""
+    assert run.stderr == (
+        f"rollcert: $ROLLCERT_CALL_TIMEOUT must be a finite number of seconds (0: no limit), got {value!r}\n"
+    )
+
+
+def test_a_target_that_exits_the_process_is_an_error_not_a_silent_pass(tmp_path: Path) -> None:
+    """``os._exit(0)`` inside a splice: ``rollcert certify`` used to end with exit
+    status 0 (nothing violated) and print nothing at all."""
+    run = rollcert(tmp_path, "certify", "hangs:EXITS", "--only", "R0,R2", "--json", "c.json", "-q")
+    assert run.returncode == 2, run.stdout + run.stderr
+    reasons = {pid: r["reason"] for pid, r in json.loads((tmp_path / "c.json").read_text())["properties"].items()}
+    for property_id in ("R0", "R2"):
+        assert reasons[property_id] == (
+            f"the worker process certifying {property_id} exited with status 0 before reporting a verdict "
+            "(the SUT or a native extension crashed or exited the process)"
+        )
+
+
+def test_a_thread_the_target_leaves_running_does_not_keep_rollcert_alive(tmp_path: Path) -> None:
+    """Used to print the certificate and then never exit (the interpreter waits
+    for non-daemon threads); the subprocess timeout would fail this test."""
+    run = rollcert(tmp_path, "certify", "hangs:LEAVES_A_THREAD", "--only", "R0,R2", "-q", timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "R0        passed" in run.stdout and "R2        passed" in run.stdout
+
+
+def test_a_target_that_changes_the_process_around_it_does_not_reach_the_certificate(tmp_path: Path) -> None:
+    """A splice that moves to /, points sys.stdout and sys.stderr at /dev/null, lowers
+    the recursion limit and loads another Hypothesis profile: the certificate
+    used to vanish into /dev/null and its relative --json path to land under /."""
+    run = rollcert(tmp_path, "certify", "global_state:TARGET", "--only", "R0,R2", "--json", "c.json", "-q")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "R0        passed" in run.stdout and "R2        passed" in run.stdout
+    assert json.loads((tmp_path / "c.json").read_text())["exit_status"] == 0
