@@ -279,3 +279,55 @@ def test_random_histories_under_every_kind_of_byte_damage() -> None:
         judge_all(moved_ranges(data), states)
         offsets = rng.sample(range(len(data)), min(len(data), 100))
         judge_all(single_bytes(data, offsets, rng.sample(range(256), 8)), states)
+
+
+# -- the whole open: cut back, upgrade, floor, and the next record -------------------------------
+
+
+def reopened_after(disk: SimulatedDisk) -> State:
+    buffer = open_durable_buffer(disk)
+    try:
+        return state_of(buffer)
+    finally:
+        journal = buffer.journal
+        assert isinstance(journal, FileJournal)
+        journal.close()
+
+
+def test_opening_a_damaged_journal_refuses_untouched_or_recovers_for_good() -> None:
+    """The reader is half of recovery; ``open_durable_buffer`` also cuts a torn
+    tail back, writes a serial floor and appends after it. For every truncation
+    and every moved range (1, 4 and 17 bytes) of the rewritten history, opening
+    either refuses and leaves the file exactly as it was, or gives a state of the
+    history that a second open gives again, and a splice made after it is what
+    a third open finds."""
+    data, states = rewritten_history()
+    damages = itertools.chain(
+        truncations(data),
+        (damage for damage in moved_ranges(data) if damage[0].endswith(("+1", "+4", "+17"))),
+    )
+    tally = {"refused": 0, "history": 0}
+    for label, damaged in damages:
+        disk = SimulatedDisk()
+        disk.replace_file(DEFAULT_NAME, damaged)
+        try:
+            buffer = open_durable_buffer(disk)
+        except RecoveryError:
+            assert disk.read(DEFAULT_NAME) == damaged, f"{label}: a refused open changed the file"
+            tally["refused"] += 1
+            continue
+        opened = state_of(buffer)
+        assert opened in states, f"{label}: opened a state outside the history: {opened}"
+        journal = buffer.journal
+        assert isinstance(journal, FileJournal)
+        journal.close()
+        assert reopened_after(disk) == opened, f"{label}: a second open found another state"
+        buffer = open_durable_buffer(disk)
+        buffer.splice(0, 0, b"after")
+        after = state_of(buffer)
+        journal = buffer.journal
+        assert isinstance(journal, FileJournal)
+        journal.close()
+        assert reopened_after(disk) == after, f"{label}: the splice after recovery was not found again"
+        tally["history"] += 1
+    assert tally["refused"] > 3000 and tally["history"] > 300, tally  # 3,723 and 336 when written
