@@ -9,6 +9,9 @@ violation, but the run never reached some situation, so it proves nothing;
 
 from __future__ import annotations
 
+import os
+import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -17,11 +20,13 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from contextlib import nullcontext
+from contextlib import suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING
 from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
+from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import FlakyFailure
 from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.errors import HypothesisException
@@ -79,13 +84,39 @@ def certify_property(
     (if any) how it goes. The verdict depends only on the arguments but
     ``progress``: nothing is carried from one property's run to the next, which
     is what lets ``certify -j N`` run them in separate processes."""
-    with without_local_constants(), watching_for_ctrl_c():
+    with without_local_constants(), watching_for_ctrl_c(), process_state_kept():
         if progress is None:
             return _certify_property(target, property_id, profile, seed, None)
         progress.started(property_id, _budget(property_id, profile))
         result = _certify_property(target, property_id, profile, seed, progress)
     progress.finished(property_id, result.verdict, result.progress_summary())
     return result
+
+
+@contextmanager
+def process_state_kept() -> Iterator[None]:
+    """Put back, after a property's run, what a target may have changed in the
+    process around it: the working directory, ``sys.stdin``/``stdout``/``stderr``,
+    the recursion limit, ``random``'s global state and the loaded Hypothesis
+    profile. ``rollcert certify`` runs each property in a worker process anyway;
+    this is for runs in the caller's process (``--in-process``, the ``certify``
+    API, the pytest plugin), where a target's ``os.chdir("/")`` used to send the
+    certificate's relative output paths under / and its ``sys.stdout`` swap to
+    swallow the certificate."""
+    directory = os.getcwd()
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    recursion_limit = sys.getrecursionlimit()
+    random_state = random.getstate()
+    profile = hypothesis_settings.get_current_profile_name()
+    try:
+        yield
+    finally:
+        with suppress(OSError):  # the directory may be gone; nothing better to go back to
+            os.chdir(directory)
+        sys.stdin, sys.stdout, sys.stderr = streams
+        sys.setrecursionlimit(recursion_limit)
+        random.setstate(random_state)
+        hypothesis_settings.load_profile(profile)
 
 
 @contextmanager

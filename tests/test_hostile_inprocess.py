@@ -304,3 +304,17 @@ def test_a_target_that_changes_the_process_around_it_does_not_reach_the_certific
     assert run.returncode == 0, run.stdout + run.stderr
     assert "R0        passed" in run.stdout and "R2        passed" in run.stdout
     assert json.loads((tmp_path / "c.json").read_text())["exit_status"] == 0
+
+
+@pytest.mark.filterwarnings("ignore:The recursion limit will not be reset")  # Hypothesis notices the attack
+def test_a_run_in_the_callers_process_puts_the_process_back() -> None:
+    """Certified in this process (``--in-process``, the API, the pytest plugin),
+    the same target used to leave the test session in /, writing into /dev/null,
+    with a recursion limit of 200 and one Hypothesis example per test."""
+    from hypothesis import settings
+
+    before = (os.getcwd(), sys.stdout, sys.stderr, sys.getrecursionlimit(), settings.get_current_profile_name())
+    result = certified(module("global_state").TARGET)
+    after = (os.getcwd(), sys.stdout, sys.stderr, sys.getrecursionlimit(), settings.get_current_profile_name())
+    assert result.verdict == "passed", result.reason
+    assert after == before
