@@ -53,6 +53,7 @@ from rollcert.model.reference import initial_state
 from rollcert.model.reference import splice_bytes
 from rollcert.model.reference import step
 from rollcert.stateful_tests import shrink
+from rollcert.stateful_tests import small_scope
 from rollcert.stateful_tests import strategies
 from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.adapter import Capability
@@ -655,6 +656,15 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         # Last: folding trades steps for a longer starting buffer, so it is tried only
         # on a trace no other move improves.
         yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
+        # After every greedy move failed: the shortest traces over a small alphabet,
+        # from an empty buffer (and the trace's own), for the dead ends no one move leaves.
+        yield from self._small_scope(config, operations)
+
+    def _small_scope(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
+        starts = [replace(config, initial=b"")] + ([config] if config.initial else [])
+        every_machine = {pid: rules_for(pid, frozenset(Capability)) for pid in self.property_ids}
+        kinds = small_scope.shared_kinds(config, operations, every_machine)
+        yield from shrink.small_scope_search(self, starts, operations, small_scope.alphabet(kinds))
 
     def _smaller_capacity(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
         if config.capacity is not None and config.capacity > 1:
@@ -683,6 +693,9 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                     return False  # every rollback rule waits for a record to undo
                 if target.sets_aside(state, operation):
                     return False
+                needed = RULE_CAPABILITY.get(operation.kind)
+                if needed is not None and needed not in target.capabilities:
+                    return False  # the small-scope search proposes every kind; the target lacks this one
                 if isinstance(operation, RollbackTo) and not 0 <= operation.checkpoint < len(state.checkpoints):
                     return False
                 named = _checkpoint_named(operation)

@@ -12,13 +12,16 @@ The loop and the moves that make sense for any family (delete a step, delete
 two, delete a block, fold the steps that only build the starting buffer into
 it, simplify one operation, shorten or plainen the initial buffer) are here; each family composes them with moves of its own, in the order
 that reaches its shortest counterexamples soonest
-(``PropertyFamily.candidates``).
+(``PropertyFamily.candidates``). One move is not greedy: a breadth-first
+search of every shorter trace over a small alphabet (:func:`small_scope_search`),
+offered after all the others, for the dead ends where no single move helps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +34,13 @@ from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 
 Family = PropertyFamily[Any, Any, Any]
+
+#: The small-scope search (:func:`small_scope_search`) tries traces of at most
+#: this many steps (beyond three, the candidates multiply past any budget) ...
+SMALL_SCOPE_LONGEST = 3
+#: ... and at most this many of them per pass: each is a replay of a few steps
+#: (a tenth of a millisecond on the bundled buffers, durable ones included).
+SMALL_SCOPE_CANDIDATES = 1000
 
 
 def without_numbered(
@@ -103,9 +113,9 @@ def folded_setup(
     still fails, and a rollback of a record that no longer exists is refused
     (or not generable), so a violation that needs the records refuses the fold
     by itself. The steps count shrinks and the initial buffer grows, so no
-    move undoes another and the loop still ends. Families list it last: tried
-    earlier, it leads the greedy search to another trace of as many steps on a
-    longer buffer as often as to a shorter one."""
+    move undoes another and the loop still ends. Families list it last of the
+    greedy moves: tried earlier, it leads the greedy search to another trace of
+    as many steps on a longer buffer as often as to a shorter one."""
     unjudgeable: tuple[type[Exception], ...] = (ValueError, TypeError, *family.not_a_trace)
     try:
         state = family.initial_state(config)
@@ -125,6 +135,60 @@ def folded_setup(
         built.append(family.content(state))
     for length in range(len(built), 0, -1):
         yield replace(config, initial=built[length - 1]), operations[length:]
+
+
+def small_scope_search(
+    family: Family,
+    starts: Sequence[BufferConfig],
+    operations: list[Any],
+    alphabet: Callable[[Any], list[Any]],
+    *,
+    longest: int = SMALL_SCOPE_LONGEST,
+    limit: int = SMALL_SCOPE_CANDIDATES,
+) -> Candidates:
+    """Every trace shorter than ``operations`` (and at most ``longest`` steps)
+    over a small alphabet, breadth-first from each of ``starts``: shortest first.
+
+    The greedy moves stop at a trace no *single* move shortens, and some
+    counterexamples sit in a dead end: a crash during a compaction that cannot
+    be dropped without re-aiming the damage, a checkpoint and a rollback_to where
+    an edit and a rollback(1) would do. This is the non-greedy way out, the
+    small-scope bet of :mod:`rollcert.stateful_tests.exhaustive` (most bugs show
+    within a few operations on a few bytes) made once more from the simplest
+    starting buffers. It only proposes: :func:`minimise` replays every candidate
+    on the target and keeps the first that still fails, so whatever it yields is
+    a judged counterexample, never a guess. ``alphabet`` gives the operations
+    tried from a model state (the family's, for the property's machine); the
+    frontier follows the model's main reading. No deduplication: a SUT's state
+    (a durable journal's records) is more than the model's, so two traces with
+    one model state may still differ. ``limit`` bounds the candidates yielded,
+    so a counterexample that is already the shortest costs at most that many
+    replays of a few steps."""
+    unjudgeable: tuple[type[Exception], ...] = (ValueError, TypeError, *family.not_a_trace)
+    frontier: list[tuple[BufferConfig, Any, list[Any]]] = []
+    for start in starts:
+        try:
+            frontier.append((start, family.initial_state(start), []))
+        except unjudgeable:
+            continue
+    yielded = 0
+    deepest = min(len(operations) - 1, longest)
+    for length in range(1, deepest + 1):
+        grown: list[tuple[BufferConfig, Any, list[Any]]] = []
+        for start, state, trace in frontier:
+            for operation in alphabet(state):
+                candidate = [*trace, operation]
+                yield start, candidate
+                yielded += 1
+                if yielded >= limit:
+                    return
+                if length == deepest:
+                    continue  # no longer trace will be tried: no state to carry
+                try:
+                    grown.append((start, family.predict(state, operation).readings[0].state, candidate))
+                except unjudgeable:
+                    continue
+        frontier = grown
 
 
 def simpler_operations(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
