@@ -1,0 +1,119 @@
+"""The compound rules that set up a story's lure, run once with fixed draws (issue 16).
+
+Two specimens were found on 9 seeds in 10 by a quick run: the rule meant to set
+their lure up usually did not. ``checkpoint_then_crash`` flushed only when
+something was waiting, so its crash rarely had a flushed operation to keep
+(flush_without_sync); ``branch``'s new edit rarely left the buffer as long as
+the state it replaced, so a snapshot of that state rarely had the live depth
+*and* length (revision_reuse). Each test calls the rule itself with fixed
+draws on a fresh example, the way the machine would, and fails on the old rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rollcert.model.contract import Hunk
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.specimens import load_all
+from rollcert.stateful_tests import harness
+from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.diff_machine import _keeping_length
+from rollcert.stateful_tests.diff_machine import apply_diff
+from rollcert.stateful_tests.diff_machine import branch
+from rollcert.stateful_tests.family import Tracker
+from rollcert.stateful_tests.harness import FamilyMachine
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.stateful_tests.machines import checkpoint_then_crash
+
+
+class FixedDraws:
+    """A ``st.data()`` stand-in answering each draw by its label (8 zero bytes
+    for a rollback-family word)."""
+
+    def __init__(self, **answers: Any) -> None:
+        self.answers = answers
+
+    def draw(self, strategy: object, label: str | None = None) -> Any:
+        return self.answers.get(label or "", bytes(8))
+
+
+@pytest.fixture(autouse=True)
+def no_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis's ``note`` works only inside a test it runs; these call rules directly."""
+    monkeypatch.setattr(harness, "note", lambda *_: None)
+
+
+def started(family: Any, specimen: str, property_id: str, config: BufferConfig) -> Iterator[FamilyMachine]:
+    target = load_all()[specimen].target
+    assert target is not None
+    machine = family.build_machine(target, property_id, Tracker(property_id))()
+    machine.begin(config)
+    try:
+        yield machine
+    finally:
+        machine.teardown()
+
+
+BATCHED = BufferConfig(b"", durable=True, durability="batched")
+
+
+def test_checkpoint_then_crash_always_has_a_flushed_operation_for_the_crash_to_keep() -> None:
+    # A fresh batched buffer: nothing waits to be flushed when the rule starts.
+    for machine in started(ROLLBACK, "flush_without_sync", "R5", BATCHED):
+        with pytest.raises(Violation) as caught:
+            checkpoint_then_crash(machine, FixedDraws())
+        kinds = [step.operation.kind for step in caught.value.steps]
+        assert kinds[:2] == ["splice", "flush"] and kinds[-1] == "restart"
+
+
+def test_checkpoint_then_crash_passes_a_journal_whose_flush_syncs() -> None:
+    for machine in started(ROLLBACK, "torn_tail_applied", "R5", BATCHED):
+        checkpoint_then_crash(machine, FixedDraws())
+        assert [step.operation.kind for step in machine.live.steps][:2] == ["splice", "flush"]
+
+
+def test_branch_in_the_s3_machine_keeps_the_length_of_the_state_it_rolls_away() -> None:
+    for machine in started(DIFFS, "revision_reuse", "S3", BufferConfig(b"ab")):
+        machine.run(Splice(1, 1, b"a"))  # 'aa'
+        machine.run(TakeSnapshot())
+        # Drawn freely, the new edit would insert a byte: 'aab', not as long as 'aa'.
+        branch(machine, FixedDraws(edit=(0, 0, b"a")))
+        state = machine.live.model
+        assert state.depth == 1 and len(state.content) == 2 and state.content != b"aa"
+        # The lure: a counter stepped back to the snapshot's number, a size that matches.
+        with pytest.raises(Violation):
+            machine.run(ApplyDiff(0, "positional", (Hunk(2, 2, b"Y"),)))
+
+
+def test_the_s3_machine_draws_the_rolled_away_snapshot_first() -> None:
+    for machine in started(DIFFS, "revision_reuse", "S3", BufferConfig(b"ab")):
+        machine.run(TakeSnapshot())  # #0, of 'ab' at depth 0: still in the history later
+        machine.run(Splice(0, 1, b"b"))  # 'bb'
+        machine.run(TakeSnapshot())  # #1, of 'bb' at depth 1
+        branch(machine, FixedDraws(edit=(0, 1, b"a")))  # 'ab' at depth 1: #1 is the lure
+        draws = FixedDraws(snapshot=0, mode="positional", hunks=[(2, 2, b"Y")], reads=[])
+        with pytest.raises(Violation) as caught:
+            apply_diff(machine, draws)
+        assert caught.value.steps[-1].operation.snapshot == 1  # the lure, not the first in the list
+
+
+@pytest.mark.parametrize(
+    ("content", "wanted", "edit", "kept"),
+    [
+        (b"ab", 2, (0, 0, b"a"), (0, 1, b"b")),  # an insert cut to nothing, made a substitution
+        (b"ab", 3, (1, 0, b""), (1, 0, b"a")),  # padded
+        (b"abc", 2, (1, 0, b"xy"), (1, 1, b"")),  # the delete lengthened
+        (b"abc", 4, (0, 1, b"xyz"), (0, 1, b"xy")),  # cut
+        (b"ab", 0, (2, 0, b"x"), (2, 0, b"x")),  # no delete of two bytes starts at the end: as drawn
+    ],
+)
+def test_keeping_length(content: bytes, wanted: int, edit: tuple[int, int, bytes], kept: tuple[int, int, bytes]) -> None:
+    assert _keeping_length(content, wanted, *edit, b"ab") == kept
