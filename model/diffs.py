@@ -225,7 +225,9 @@ def apply_over_equal_rewrites(diff: Diff, live: Cells, next_identity: int) -> Ac
     shift: dict[Region, int] = {}
     rewritten = False
     for region in diff.effective_reads:
-        position = locate(base[region.start : region.end], live)
+        cells = base[region.start : region.end]
+        # An empty region (the snapshot was empty) is located nowhere, as in apply().
+        position = locate(cells, live) if cells else None
         if position is None:
             position = _between_neighbours(base, region, live)
             if position is None:
