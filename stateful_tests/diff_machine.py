@@ -551,18 +551,32 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, (Splice, ToolWrite)))
 
     def _applies_as_splices(self, config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
-        """A one-hunk apply that only sets the scene (it made an edit, nothing
-        more) told as the plain edit it made: one fewer diff for a reader to
-        follow, and its snapshot may then go too. Applies after it are
-        renumbered; if a later rollback_diff names it, it must stay."""
+        """An apply that only sets the scene (it made an edit, nothing more)
+        told as the plain edit it made: one fewer diff for a reader to follow,
+        and its snapshot may then go too. A diff of several hunks becomes the
+        one edit that spans them (the snapshot's bytes between the hunks written
+        again). Applies after it are renumbered; if a later rollback_diff names
+        it, it must stay. Whether the edit still fails is, as ever, the replay's
+        to say (its new bytes are new cells, which a content diff may notice)."""
+        bases = self._snapshot_contents(config, operations)
         number = -1
         for index, operation in enumerate(operations):
             if not isinstance(operation, ApplyDiff):
                 continue
             number += 1
-            if len(operation.hunks) != 1:
+            hunks = operation.hunks
+            first, last = hunks[0], hunks[-1]
+            if len(hunks) == 1:
+                edit = Splice(first.start, first.end - first.start, first.replacement)
+            elif index in bases:
+                base = bases[index]
+                spanned = b"".join(
+                    hunk.replacement + base[hunk.end : following.start]
+                    for hunk, following in zip(hunks, (*hunks[1:], last), strict=True)
+                )
+                edit = Splice(first.start, last.end - first.start, spanned)
+            else:
                 continue
-            hunk = operation.hunks[0]
             rest: list[DiffOperation] | None = []
             for later in operations[index + 1 :]:
                 if isinstance(later, RollbackDiff):
@@ -574,8 +588,22 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
                 assert rest is not None
                 rest.append(later)
             if rest is not None:
-                edit = Splice(hunk.start, hunk.end - hunk.start, hunk.replacement)
                 yield config, operations[:index] + [edit] + rest
+
+    @staticmethod
+    def _snapshot_contents(config: BufferConfig, operations: list[DiffOperation]) -> dict[int, bytes]:
+        """Step index -> the content of the snapshot that step's apply_diff names
+        (as the model has it); steps the model refuses to read are left out."""
+        contents: dict[int, bytes] = {}
+        try:
+            state = initial_diff_state(config.initial)
+            for index, operation in enumerate(operations):
+                if isinstance(operation, ApplyDiff) and 0 <= operation.snapshot < len(state.snapshots):
+                    contents[index] = state.snapshots[operation.snapshot].content
+                state = diff_step(state, operation).state
+        except (ValueError, TypeError):
+            pass
+        return contents
 
     def generable(self, config: BufferConfig, operations: Sequence[DiffOperation], target: Target) -> bool:
         """Whether the machine could have drawn this trace: no empty buffer, no
