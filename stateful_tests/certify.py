@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from contextlib import nullcontext
 from contextlib import suppress
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 from typing import Protocol
 
@@ -351,6 +352,7 @@ def certify(
     source: TargetSource | None = None,
     progress: ProgressSink | None = None,
     isolate: bool = False,
+    memory_limit: int | None = None,
 ) -> CertificateData:
     """Certify every property (or ``only`` some) of ``target``. ``target_text``
     is the TARGET exactly as the user typed it, for the replay commands (a
@@ -368,7 +370,11 @@ def certify(
     then ``error``, never the run (an ``os._exit(0)`` used to end ``rollcert
     certify`` with exit status 0 and no certificate). It costs one fork of the
     forkserver per property, and the target resolved again in it: 30-170 ms a
-    property for a small Python target."""
+    property for a small Python target.
+
+    ``memory_limit`` (bytes; only with worker processes) caps each worker's
+    address space: a target that allocates without bound gets a ``MemoryError``
+    (judged like any undocumented exception) instead of the machine's memory."""
     chosen = PROFILES[profile]
     property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
     if (jobs > 1 and len(property_ids) > 1) or (isolate and property_ids):
@@ -381,7 +387,8 @@ def certify(
                     "certify(jobs > 1 or isolate) re-resolves the target in each worker: give source=TargetSource(...)"
                 )
             source = TargetSource(target_text)
-        results = certify_in_workers(certify_property, source, property_ids, profile, seed, jobs, progress)
+        run_property = certify_property if memory_limit is None else partial(_certify_within, memory_limit)
+        results = certify_in_workers(run_property, source, property_ids, profile, seed, max(jobs, 1), progress)
     else:
         results = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in property_ids}
     for result in results.values():
@@ -390,6 +397,19 @@ def certify(
     if "R0" in results:
         _fold_into_master(results)
     return CertificateData(target, profile, seed, results)
+
+
+def _certify_within(
+    memory_limit: int, target: Target, property_id: str, profile: Profile, seed: int, *,
+    progress: ProgressSink | None = None,
+) -> PropertyResult:
+    """:func:`certify_property` in a worker process whose address space is capped
+    at ``memory_limit`` bytes (``RLIMIT_AS``; the worker is the only process it
+    binds). Module-level, so that it travels to the worker by reference."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    return certify_property(target, property_id, profile, seed, progress=progress)
 
 
 def _fold_into_master(results: dict[str, PropertyResult]) -> None:

@@ -2,7 +2,7 @@
 
     rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
                      [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
-                     [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible] [--call-timeout S] [--in-process]
+                     [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible] [--call-timeout S] [--memory-limit MIB] [--in-process]
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID)
     rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] [--depth K]          # bounded exhaustive search
@@ -160,6 +160,11 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
         "(default: $ROLLCERT_CALL_TIMEOUT, else 60; $ROLLCERT_CALL_TIMEOUT=0 for no limit)",
     )
     parser.add_argument(
+        "--memory-limit", type=whole_number(64), metavar="MIB",
+        help="cap each property's worker process at MIB mebibytes of address space: a target that "
+        "allocates without bound then gets a MemoryError, judged like any undocumented exception",
+    )
+    parser.add_argument(
         "--in-process", action="store_true",
         help="with -j 1, run the properties in this process (for a debugger) instead of one worker process each; "
         "a target that exits, crashes or hangs the process then takes rollcert with it",
@@ -181,6 +186,8 @@ def _certify(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.progress import display_for
 
     only = _only(args.only)
+    if args.memory_limit is not None and args.in_process and args.jobs == 1:
+        raise UsageError("--memory-limit caps the worker processes; it cannot be used with --in-process")
     check_writable(args.json, args.markdown, args.junit, args.html)
     _set_call_timeout(args.call_timeout)
     created = _source_date() if args.reproducible else None  # refused, if bad, before the run
@@ -191,6 +198,7 @@ def _certify(args: argparse.Namespace) -> int:
         certificate = certify(
             target, profile=args.profile, seed=args.seed, only=only, target_text=args.target,
             jobs=args.jobs, source=source, progress=display, isolate=not args.in_process,
+            memory_limit=args.memory_limit << 20 if args.memory_limit is not None else None,
         )
     except KeyboardInterrupt:  # every worker is stopped by now; say so in one line
         print("rollcert: interrupted; no certificate written", file=sys.stderr)

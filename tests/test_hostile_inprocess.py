@@ -318,3 +318,31 @@ def test_a_run_in_the_callers_process_puts_the_process_back() -> None:
     after = (os.getcwd(), sys.stdout, sys.stderr, sys.getrecursionlimit(), settings.get_current_profile_name())
     assert result.verdict == "passed", result.reason
     assert after == before
+
+
+def _safety_net() -> None:
+    """An outer cap on the whole rollcert process tree, so that a broken
+    --memory-limit fails this test instead of filling the machine."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def test_a_target_that_hoards_memory_meets_the_memory_limit(tmp_path: Path) -> None:
+    """64 MiB kept per splice, for ever: with ``--memory-limit 1024`` the worker's
+    allocation fails inside the splice and is judged (``violated``, MemoryError)."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "hoards:TARGET", "--only", "R0",
+         "--memory-limit", "1024", "-q"],
+        capture_output=True, text=True, timeout=300, env=environment, cwd=tmp_path, check=False,
+        preexec_fn=_safety_net,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "The implementation raised undocumented:MemoryError" in run.stdout
+
+
+def test_a_memory_limit_in_process_is_a_usage_error(tmp_path: Path) -> None:
+    run = rollcert(tmp_path, "certify", "hoards:TARGET", "--memory-limit", "1024", "--in-process")
+    assert run.returncode == 3 and run.stdout == ""
+    assert run.stderr == "rollcert: --memory-limit caps the worker processes; it cannot be used with --in-process\n"
