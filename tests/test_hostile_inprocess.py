@@ -346,3 +346,56 @@ def test_a_memory_limit_in_process_is_a_usage_error(tmp_path: Path) -> None:
     run = rollcert(tmp_path, "certify", "hoards:TARGET", "--memory-limit", "1024", "--in-process")
     assert run.returncode == 3 and run.stdout == ""
     assert run.stderr == "rollcert: --memory-limit caps the worker processes; it cannot be used with --in-process\n"
+
+
+def test_a_factory_that_is_slow_to_build_meets_the_call_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROLLCERT_CALL_TIMEOUT", "0.5")
+    result = certified(module("factories").SLOW_TO_BUILD)
+    assert result.verdict == "error"
+    assert result.reason == (
+        "the adapter or the SUT broke: building and reading a fresh buffer did not return within 0.5 s (the call timeout)"
+    )
+
+
+#: Runs rollcert's CLI with stdout and stderr thrown away, then writes its own peak RSS (KiB) to argv[1].
+PEAK_RSS = """
+import resource, sys
+from rollcert.stateful_tests.cli import main
+status = main(sys.argv[2:])
+with open(sys.argv[1], "w") as peak:
+    peak.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.exit(status)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", [(), ("--in-process",)], ids=["workers", "in-process"])
+def test_a_target_that_floods_stdout_and_stderr_is_passed_through_in_bounded_memory(
+    tmp_path: Path, where: tuple[str, ...]
+) -> None:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, str(tmp_path / "peak"), "certify", "loud:TARGET", "--only", "R0",
+         "--json", str(tmp_path / "c.json"), "-q", *where],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600, env=environment, check=False,
+    )
+    assert run.returncode == 0
+    assert json.loads((tmp_path / "c.json").read_text())["properties"]["R0"]["verdict"] == "passed"
+    assert int((tmp_path / "peak").read_text()) < 300 * 1024
+
+
+# -- what is left: the other subcommands run the target in rollcert's own process -----------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="smoke, replay, explore (and certify --exhaustive-depth) run the target in rollcert's own process: "
+    "an os._exit(0) there ends rollcert with exit status 0 and no output. Design: a supervising parent for "
+    "every subcommand (see the report of the hostile audit)",
+)
+@pytest.mark.parametrize("command", ["smoke", "explore"])
+def test_a_target_that_exits_the_process_does_not_end_other_subcommands_with_success(
+    tmp_path: Path, command: str
+) -> None:
+    run = rollcert(tmp_path, command, "hangs:EXITS")
+    assert run.returncode != 0, run.stdout + run.stderr

@@ -8,9 +8,14 @@ depth of earlier examples' edits); it is the adapter's fault: ``error``.
 ``RETURNS_NONE``: the factory returns ``None``: ``error``, saying what broke.
 
 ``NEW_CLASS_EACH_TIME``: a fresh class per buffer, all correct: ``passed``.
+
+``SLOW_TO_BUILD``: the third buffer takes 30 s to build. Under the call timeout
+(``--call-timeout``) the property is ``error``, naming the build.
 """
 
 from __future__ import annotations
+
+import time
 
 from _honest import HonestAdapter
 from _honest import target
@@ -39,6 +44,17 @@ def new_class(config: BufferConfig) -> SystemUnderTest:
     return adapter
 
 
+_builds = [0]
+
+
+def slow_third(config: BufferConfig) -> SystemUnderTest:
+    _builds[0] += 1
+    if _builds[0] == 3:
+        time.sleep(30)
+    return HonestAdapter(config)
+
+
 SHARED = target("shared", shared)
 RETURNS_NONE = target("returns-none", returns_none)
 NEW_CLASS_EACH_TIME = target("new-class-each-time", new_class)
+SLOW_TO_BUILD = target("slow-to-build", slow_third)
