@@ -408,25 +408,21 @@ class SizeLimits:
 def _possible_lengths(state: Any, operation: Any) -> list[int]:
     """The buffer lengths ``operation`` may leave from ``state``: the edit's own
     arithmetic for an edit, else every state the model allows after it."""
+    diffs = isinstance(state, DiffModelState)
+    if not diffs and not isinstance(state, ModelState):
+        return []
     try:
-        if isinstance(state, DiffModelState):
-            text_length = len(state.content)
-            if isinstance(operation, (Splice, ToolWrite)):
-                check_splice_arguments(text_length, operation.offset, operation.delete_length, operation.insert)
-                return [text_length - operation.delete_length + len(operation.insert)]
+        if isinstance(operation, (Splice, OutOfLogWrite, ToolWrite)):
+            text_length = len(state.content if diffs else state.current)
+            check_splice_arguments(text_length, operation.offset, operation.delete_length, operation.insert)
+            return [text_length - operation.delete_length + len(operation.insert)]
+        if diffs:
             diff_outcome = diff_step(state, operation)
             return [len(s.content) for s in (diff_outcome.state, diff_outcome.also_acceptable) if s is not None]
-        if isinstance(state, ModelState):
-            text_length = len(state.current)
-            if isinstance(operation, (Splice, OutOfLogWrite)):
-                check_splice_arguments(text_length, operation.offset, operation.delete_length, operation.insert)
-                return [text_length - operation.delete_length + len(operation.insert)]
-            outcome = step(state, operation)
-            possible = (outcome.state, outcome.also_acceptable, *outcome.window)
-            return [len(s.current) for s in possible if s is not None]
+        outcome = step(state, operation)
     except (ValueError, TypeError):
-        pass
-    return []
+        return []
+    return [len(s.current) for s in (outcome.state, outcome.also_acceptable, *outcome.window) if s is not None]
 
 
 @dataclass(frozen=True)
