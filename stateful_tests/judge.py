@@ -89,8 +89,9 @@ def call_timeout() -> float:
 
 
 @contextmanager
-def call_deadline(what: str) -> Iterator[None]:
-    """Give the target's code inside at most :func:`call_timeout` seconds.
+def call_deadline(what: object) -> Iterator[None]:
+    """Give the target's code inside at most :func:`call_timeout` seconds;
+    ``what`` (an operation, or a phrase) names the call if it overruns.
 
     A Python loop that never returns would hang the run with no verdict at all.
     ``setitimer`` delivers SIGALRM to the main thread, whose handler raises
@@ -105,14 +106,17 @@ def call_deadline(what: str) -> Iterator[None]:
         return
 
     def overran(signum: int, frame: FrameType | None) -> None:
-        raise CallTimeout(what)
+        raise CallTimeout()
 
     previous = signal.signal(signal.SIGALRM, overran)
     signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     except CallTimeout:
-        raise HarnessError(f"{what} did not return within {seconds:g} s (the call timeout)") from None
+        # an operation is described only now: most calls return, and describing one costs a step's time
+        describe = getattr(what, "describe", None)
+        named = describe() if callable(describe) else str(what)
+        raise HarnessError(f"{named} did not return within {seconds:g} s (the call timeout)") from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -293,7 +297,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         sut_error: str | None = None
         sut_message = ""
         self.sut_report = True
-        with call_deadline(operation.describe()):
+        with call_deadline(operation):
             try:
                 family.perform(self, operation)
             except (HarnessError, NotGenerable, CallTimeout):
