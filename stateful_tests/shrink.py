@@ -38,9 +38,12 @@ Family = PropertyFamily[Any, Any, Any]
 #: The small-scope search (:func:`small_scope_search`) tries traces of at most
 #: this many steps (beyond three, the candidates multiply past any budget) ...
 SMALL_SCOPE_LONGEST = 3
-#: ... and at most this many of them per pass: each is a replay of a few steps
-#: (a tenth of a millisecond on the bundled buffers, durable ones included).
-SMALL_SCOPE_CANDIDATES = 1000
+#: ... and at most this many of them per pass, out of the family's replay budget:
+#: each is a replay of a few steps, a tenth of a millisecond on the bundled
+#: buffers (durable ones included) but 50-200 ms over the protocol, where every
+#: replay starts the server (the family's budget bounds the whole pass either
+#: way). The deepest greedy dead end of a specimen, flush_without_sync's, needs 393.
+SMALL_SCOPE_CANDIDATES = 600
 
 
 def without_numbered(
