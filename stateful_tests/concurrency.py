@@ -48,7 +48,6 @@ from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import replace
-from functools import cache
 from functools import partial
 from types import FrameType
 from typing import Any
@@ -104,7 +103,9 @@ YIELD_PROBABILITIES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.05)
 #: A thread that has not finished after this long is hung (a deadlock): ``error``.
 HANG_SECONDS = 10.0
 #: Minimisation: candidate programs tried at most, and seconds spent at most.
-SHRINK_CANDIDATES = 60
+#: (60 before candidates got cheap; with 60, benchmarks.suite showed
+#: counterexamples of 6-8 steps where 100 gives 3-5, for about 0.1 s more.)
+SHRINK_CANDIDATES = 100
 SHRINK_SECONDS = 30.0
 #: Round r uses seed ``seed + r * ROUND_SEED_STRIDE`` (as the other families).
 ROUND_SEED_STRIDE = 1_000_003
@@ -165,74 +166,68 @@ def _kinds(target: Target) -> list[str]:
     return kinds
 
 
-# The strategies are built once: building them inside the draw made Hypothesis
-# validate a dozen new strategy objects per program, which cost about as much
-# as running the program's first few runs.
-_bytes = st.lists(st.sampled_from(ALPHABET), max_size=3).map(bytes)
-_INITIAL = st.lists(st.sampled_from(ALPHABET), max_size=4).map(bytes)
-_PREFIX_LENGTH = st.integers(2, 4)
-_THREAD_COUNT = st.integers(2, 3)
-_ACTION_COUNT = st.integers(1, 4)
-_ROLLBACK_STEPS = st.sampled_from((1, 2, 2, 3, 3))
-_SPLICES = st.builds(
-    lambda o, d, s: SpliceCall(Splice(o, d, s)),
-    st.integers(0, 6),
-    st.integers(0, 2),
-    _bytes,
-)
-_INSERTS = st.builds(
-    lambda o, s: SpliceCall(Splice(o, 0, s)),
-    st.integers(0, 4),
-    st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=3).map(bytes),
-)
+#: How many threads a program has (2 or 3) and how many actions a thread (1-4),
+#: in the proportions Hypothesis drew them when it drew the programs (500
+#: programs, seed 0): short threads most often. Uniform counts made programs
+#: half as long again, and the minimiser left longer counterexamples.
+_THREAD_COUNT_WEIGHTS = (62, 38)
+_ACTION_COUNT_WEIGHTS = (41, 23, 21, 15)
 
 
-@cache
-def _index_below(size: int) -> st.SearchStrategy[int]:
-    """An index into a list of ``size`` items (built once per size)."""
-    return st.integers(0, size - 1)
+def _random_bytes(rng: random.Random, smallest: int, largest: int) -> bytes:
+    return bytes(rng.choice(ALPHABET) for _ in range(rng.randint(smallest, largest)))
+
+
+def program_from(rng: random.Random, kinds: Sequence[str], checkpoints: bool) -> Program:
+    """One program, every choice made by ``rng``: a starting buffer of up to 4
+    bytes, a prefix of 2-4 inserts (so the threads start with records to roll
+    back, and rollbacks that change the length), perhaps a checkpoint in it, then
+    2-3 threads of 1-4 actions of the ``kinds`` (weighted by repetition)."""
+    labels = iter(range(1_000))
+    initial = _random_bytes(rng, 0, 4)
+    prefix: list[Action] = [
+        SpliceCall(Splice(rng.randint(0, 4), 0, _random_bytes(rng, 1, 3))) for _ in range(rng.randint(2, 4))
+    ]
+    if checkpoints and rng.random() < 0.5:
+        prefix.insert(rng.randint(0, len(prefix)), Checkpoint(next(labels)))
+    prefix_labels = [a.label for a in prefix if isinstance(a, Checkpoint)]
+    threads: list[tuple[Action, ...]] = []
+    for _ in range(rng.choices((2, 3), _THREAD_COUNT_WEIGHTS)[0]):
+        known = list(prefix_labels)
+        actions: list[Action] = []
+        for _ in range(rng.choices((1, 2, 3, 4), _ACTION_COUNT_WEIGHTS)[0]):
+            kind = rng.choice(kinds)
+            action: Action
+            if kind == "splice":
+                action = SpliceCall(Splice(rng.randint(0, 6), rng.randint(0, 2), _random_bytes(rng, 0, 3)))
+            elif kind == "rollback":
+                action = RollbackCall(Rollback(rng.choice((1, 2, 2, 3, 3))))
+            elif kind == "checkpoint":
+                action = Checkpoint(next(labels))
+                known.append(action.label)
+            elif kind == "rollback_to" and known:
+                action = RollbackToLabel(rng.choice(known))
+            elif kind == "rollback_to":
+                action = RollbackCall(Rollback(2))
+            else:
+                action = Observe(kind)
+            actions.append(action)
+        threads.append(tuple(actions))
+    return Program(initial, tuple(prefix), tuple(threads))
 
 
 def programs(target: Target) -> st.SearchStrategy[Program]:
-    """Programs over the actions ``target`` supports."""
-    kinds = st.sampled_from(_kinds(target))
+    """Programs over the actions ``target`` supports, each made from one drawn word.
+
+    R7's programs are small and its own minimiser shrinks them (Hypothesis's
+    shrinker is off), so Hypothesis's structure-aware drawing bought little
+    here and cost much: about 40 strategy draws per program, ~4 ms, paid also for
+    every example a round draws after a failure was found (a whole round of them:
+    more than the failure's finding and minimising together). One 64-bit word
+    seeding a ``random.Random`` makes a program in ~0.1 ms."""
+    kinds = _kinds(target)
     checkpoints = target.supports(Capability.CHECKPOINTS)
-
-    @st.composite
-    def draw_program(draw: st.DrawFn) -> Program:
-        labels = iter(range(1_000))
-        initial = draw(_INITIAL)
-        # The prefix inserts, so the threads start with records to roll back and
-        # with rollbacks that change the length.
-        prefix: list[Action] = [draw(_INSERTS) for _ in range(draw(_PREFIX_LENGTH))]
-        if checkpoints and draw(st.booleans()):
-            prefix.insert(draw(_index_below(len(prefix) + 1)), Checkpoint(next(labels)))
-        prefix_labels = [a.label for a in prefix if isinstance(a, Checkpoint)]
-        threads: list[tuple[Action, ...]] = []
-        for _ in range(draw(_THREAD_COUNT)):
-            known = list(prefix_labels)
-            actions: list[Action] = []
-            for _ in range(draw(_ACTION_COUNT)):
-                kind = draw(kinds)
-                action: Action
-                if kind == "splice":
-                    action = draw(_SPLICES)
-                elif kind == "rollback":
-                    action = RollbackCall(Rollback(draw(_ROLLBACK_STEPS)))
-                elif kind == "checkpoint":
-                    action = Checkpoint(next(labels))
-                    known.append(action.label)
-                elif kind == "rollback_to" and known:
-                    action = RollbackToLabel(known[draw(_index_below(len(known)))])
-                elif kind == "rollback_to":
-                    action = RollbackCall(Rollback(2))
-                else:
-                    action = Observe(kind)
-                actions.append(action)
-            threads.append(tuple(actions))
-        return Program(initial, tuple(prefix), tuple(threads))
-
-    return draw_program()
+    return st.integers(0, 2**64 - 1).map(lambda word: program_from(random.Random(word), kinds, checkpoints))
 
 
 # -- running a program -------------------------------------------------------------------------
@@ -611,22 +606,26 @@ def shrink_candidates(program: Program) -> Iterator[Program]:
 
 def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) -> NotLinearizable:
     """Greedy minimisation of the *program*: take the first smaller candidate that
-    still fails in some of its ``runs`` runs, and start over from it; stop when no
-    candidate fails, or the budget is spent.
+    still fails in some of its ``runs`` runs, and go on from it; stop when a whole
+    round of candidates has none that fails, or the budget is spent.
 
-    Each distinct candidate is run once per minimisation: after an improvement
-    the candidates are generated afresh from the smaller program, and many of
-    them (the same cut elsewhere) were already tried and did not fail. A
-    candidate with one thread left has no interleaving to vary, so one run
-    judges it. A candidate's runs stop at its first failure."""
+    After an improvement the candidates of the smaller program are tried from
+    the same position on (wrapping round to the start), not from the first:
+    the cuts before it were just tried on a program one cut larger and did not
+    fail, and starting over spent most of the budget trying them again. Each
+    distinct candidate is run once per minimisation. A candidate with one
+    thread left has no interleaving to vary, so one run judges it. A
+    candidate's runs stop at its first failure."""
     best = failure
     tried = 0
     tried_programs: set[Program] = set()
     started = time.monotonic()
-    improved = True
-    while improved:
-        improved = False
-        for candidate in shrink_candidates(best.program):
+    position = 0
+    while True:
+        candidates = list(shrink_candidates(best.program))
+        for offset in range(len(candidates)):
+            index = (position + offset) % len(candidates)
+            candidate = candidates[index]
             if tried >= SHRINK_CANDIDATES or time.monotonic() - started > SHRINK_SECONDS:
                 return best
             if candidate in tried_programs or not candidate.is_valid():
@@ -637,9 +636,10 @@ def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) 
             found = run_many(target, candidate, candidate_runs, seed=seed + tried * 7919, stop_at_first_failure=True)
             if found is not None:
                 best = found
-                improved = True
+                position = index
                 break
-    return best
+        else:
+            return best
 
 
 def certify_linearizability(target: Target, profile: Profile, seed: int) -> PropertyResult:

@@ -7,6 +7,7 @@ many runs (each specimen fails a large share of runs of its program).
 
 from __future__ import annotations
 
+import random
 import sys
 import threading
 from collections import Counter
@@ -33,6 +34,7 @@ from rollcert.stateful_tests.concurrency import Program
 from rollcert.stateful_tests.concurrency import certify_linearizability
 from rollcert.stateful_tests.concurrency import history_key
 from rollcert.stateful_tests.concurrency import minimise
+from rollcert.stateful_tests.concurrency import program_from
 from rollcert.stateful_tests.concurrency import programs
 from rollcert.stateful_tests.concurrency import run_many
 from rollcert.stateful_tests.concurrency import run_program
@@ -233,3 +235,11 @@ def test_histories_with_the_same_key_are_judged_alike_and_the_key_sees_the_order
     assert situations_reached(history, result.order) == situations_reached(stretched, again.order)
     # Every call at one instant: now they all overlap, another history to the checker.
     assert history_key(retimed(history, lambda t: 0)) != history_key(history)
+
+
+def test_a_program_is_a_function_of_its_word() -> None:
+    # Certificates are reproducible because the drawn word alone makes the program.
+    kinds = ["splice", "rollback", "read", "length", "checkpoint", "rollback_to"]
+    first = [program_from(random.Random(word), kinds, True) for word in range(50)]
+    assert first == [program_from(random.Random(word), kinds, True) for word in range(50)]
+    assert len(set(first)) > 40 and all(program.is_valid() for program in first)
