@@ -1,9 +1,10 @@
 """R7, the concurrent family: programs, runs, checks, minimisation, counterexamples.
 
-A *program* is drawn by Hypothesis: a starting buffer, a sequential prefix (the
-splices that give the log some depth, perhaps a checkpoint), then two or three
-threads, each a short sequence of splices, rollbacks, checkpoints, rollbacks to
-a checkpoint, reads and observations of length, depth and revision. One program
+A *program* is drawn by Hypothesis (one word, which seeds its choices): a
+starting buffer, a sequential prefix (the splices that give the log some depth,
+perhaps a checkpoint), then two or three threads, each a short sequence of
+splices, rollbacks, checkpoints, rollbacks to a checkpoint, reads and
+observations of length, depth and revision. One program
 has many possible interleavings, so each is **run N times**; every run yields a
 :class:`~rollcert.stateful_tests.linearizability.History` and every history is
 checked (:func:`rollcert.stateful_tests.linearizability.check`).
@@ -23,8 +24,8 @@ starting and joining threads for every run cost a third of its CPU.
 
 Shrinking works on the *program*, never on a recorded history: deleting a call
 from a history deletes an effect the other calls saw, and what is left proves
-nothing. Each candidate program is run N times again, and kept if any run is
-not linearizable. A violation reports per-thread timelines, the longest partial
+nothing. Each candidate program is run up to N times again, and kept at the
+first run that is not linearizable (see :func:`minimise`). A violation reports per-thread timelines, the longest partial
 sequential order found, the call that could not be placed with what the model
 allowed there, and "failed k of N runs".
 
@@ -169,7 +170,7 @@ def _kinds(target: Target) -> list[str]:
 #: How many threads a program has (2 or 3) and how many actions a thread (1-4),
 #: in the proportions Hypothesis drew them when it drew the programs (500
 #: programs, seed 0): short threads most often. Uniform counts made programs
-#: half as long again, and the minimiser left longer counterexamples.
+#: about a quarter longer, and the minimiser left longer counterexamples.
 _THREAD_COUNT_WEIGHTS = (62, 38)
 _ACTION_COUNT_WEIGHTS = (41, 23, 21, 15)
 
@@ -221,7 +222,7 @@ def programs(target: Target) -> st.SearchStrategy[Program]:
 
     R7's programs are small and its own minimiser shrinks them (Hypothesis's
     shrinker is off), so Hypothesis's structure-aware drawing bought little
-    here and cost much: about 40 strategy draws per program, ~4 ms, paid also for
+    here and cost much: about 40 strategy draws per program, several ms, paid also for
     every example a round draws after a failure was found (a whole round of them:
     more than the failure's finding and minimising together). One 64-bit word
     seeding a ``random.Random`` makes a program in ~0.1 ms."""
