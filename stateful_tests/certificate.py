@@ -26,7 +26,9 @@ from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.families import family_named
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
+from rollcert.stateful_tests.family import shown_window
 from rollcert.stateful_tests.traces import trace_json
 
 SCHEMA = "rollcert-certificate/2"
@@ -37,15 +39,18 @@ def _b64(data: bytes) -> str:
 
 
 def show_bytes(data: bytes, span: tuple[int, int] | None = None) -> str:
-    """Bytes as readable text (Python escapes for the unprintable), ``span`` marked."""
+    """Bytes as readable text (Python escapes for the unprintable), ``span`` marked;
+    a long buffer is shown around the span (``family.shown_window``)."""
 
     def text(chunk: bytes) -> str:
         return repr(chunk)[2:-1]
 
+    first, last = shown_window(len(data), span[0] if span else 0)
+    shown = data[first:last]
     if span is None:
-        return f"'{text(data)}'"
-    start, end = span
-    return f"'{text(data[:start])}⟦{text(data[start:end])}⟧{text(data[end:])}'"
+        return elided(f"'{text(shown)}'", first, last, len(data))
+    start, end = (min(max(edge - first, 0), len(shown)) for edge in span)
+    return elided(f"'{text(shown[:start])}⟦{text(shown[start:end])}⟧{text(shown[end:])}'", first, last, len(data))
 
 
 def _observed_json(observed: Observed) -> dict[str, Any]:

@@ -52,7 +52,9 @@ from rollcert.stateful_tests.certify import Counterexample
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
+from rollcert.stateful_tests.family import shown_window
 from rollcert.stateful_tests.judge import Violation
 
 #: Kinds of marked span. In text: deleted/undone ``[-…-]``, inserted/restored
@@ -559,7 +561,20 @@ def load(source: str, wanted: str | None = None, *, profile: str = "quick", seed
 
 def show_marked(data: bytes, marks: Sequence[Span]) -> str:
     """``data`` as readable text with each span bracketed by its kind's marks
-    (an empty span shows where something was, or will be, put)."""
+    (an empty span shows where something was, or will be, put); a long buffer is
+    shown around its first mark (``family.shown_window``)."""
+    first, last = shown_window(len(data), min((mark.start for mark in marks), default=0))
+    if (first, last) == (0, len(data)):
+        return _marked(data, marks)
+    inside = [
+        Span(max(mark.start, first) - first, min(mark.end, last) - first, mark.kind)
+        for mark in marks
+        if mark.start <= last and mark.end >= first
+    ]
+    return elided(_marked(data[first:last], inside), first, last, len(data))
+
+
+def _marked(data: bytes, marks: Sequence[Span]) -> str:
     pieces = []
     for position in range(len(data) + 1):
         pieces += [_TEXT_MARKS[s.kind][1] for s in marks if s.end == position and s.start < s.end]

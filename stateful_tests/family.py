@@ -77,7 +77,7 @@ class Observed:
         return ", ".join(parts)
 
     def describe(self) -> str:
-        parts = [repr(self.buffer)]
+        parts = [shown_repr(self.buffer)]
         if self.depth is not None:
             parts.append(f"depth {self.depth}")
         if self.revision is not None:
@@ -146,6 +146,36 @@ class LiveSession(Protocol):
     def other_sut(self) -> SystemUnderTest: ...
 
 
+#: The most bytes of one buffer a person is shown. The machines' buffers are far
+#: shorter; a target that answers with megabytes is shown around the place that
+#: matters and the rest is counted, so that its flood cannot swell a certificate
+#: (a 20 MB wrong buffer used to make a 40 MB reason and 680 MB of peak memory).
+SHOWN_BYTES = 256
+
+
+def shown_window(length: int, focus: int) -> tuple[int, int]:
+    """The ``[start, end)`` of a ``length``-byte buffer to show: all of it when it is
+    short, else ``SHOWN_BYTES`` bytes with ``focus`` (the first mark) near the start."""
+    if length <= SHOWN_BYTES:
+        return 0, length
+    start = max(0, min(focus - SHOWN_BYTES // 4, length - SHOWN_BYTES))
+    return start, start + SHOWN_BYTES
+
+
+def elided(text: str, start: int, end: int, length: int) -> str:
+    """``text``, the drawing of bytes ``[start, end)`` of a ``length``-byte buffer,
+    with the bytes left out before and after it counted."""
+    before = f"…{start} bytes… " if start else ""
+    after = f" …{length - end} more bytes…" if end < length else ""
+    return before + text + after
+
+
+def shown_repr(data: bytes, focus: int = 0) -> str:
+    """``repr(data)``, or of its window around ``focus`` when it is long."""
+    start, end = shown_window(len(data), focus)
+    return elided(repr(data[start:end]), start, end, len(data))
+
+
 def first_difference(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[int, int, int] | None:
     """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
 
@@ -171,7 +201,7 @@ def explain(record: StepRecord) -> str:
     """A plain-words account of why a step is a violation ("Let … Then …")."""
     expected, actual = record.expected, record.actual
     lines = [
-        f"Let the buffer be {record.before!r} before step {record.index}, {record.operation.describe()}.",
+        f"Let the buffer be {shown_repr(record.before)} before step {record.index}, {record.operation.describe()}.",
         f"The model {expected.describe()}.",
         f"The implementation {actual.describe()}.",
     ]
@@ -194,7 +224,7 @@ def explain(record: StepRecord) -> str:
         start, end_e, end_a = span
         lines.append(
             f"Then the bytes differ at [{start}, {max(end_e, end_a)}): expected "
-            f"{expected.buffer[start:end_e]!r}, got {actual.buffer[start:end_a]!r} — "
+            f"{shown_repr(expected.buffer[start:end_e])}, got {shown_repr(actual.buffer[start:end_a])} — "
             "a buffer that never existed in this history, a contradiction."
         )
     if expected.depth != actual.depth:

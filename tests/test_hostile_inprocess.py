@@ -399,3 +399,14 @@ def test_a_target_that_exits_the_process_does_not_end_other_subcommands_with_suc
 ) -> None:
     run = rollcert(tmp_path, command, "hangs:EXITS")
     assert run.returncode != 0, run.stdout + run.stderr
+
+
+def test_a_20_mb_wrong_buffer_is_drawn_around_the_difference_not_quoted_whole(tmp_path: Path) -> None:
+    """Before: every drawing and the reason quoted the whole buffer (a 40 MB
+    reason, 680 MB of peak memory for a 20 MB answer)."""
+    run = rollcert(tmp_path, "certify", "flooding_buffer:TARGET", "--only", "R0", "--quiet")
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "R0        violated" in run.stdout
+    assert len(run.stdout) < 20_000, len(run.stdout)
+    assert "more bytes…" in run.stdout  # the rest is counted, not shown
+    assert "zzzz" in run.stdout  # the wrong bytes themselves are shown
