@@ -355,12 +355,19 @@ class _Workers:
             try:
                 self._done.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                # Workers that come back (the stuck one, if it ever does) stop.
-                self.broken = True
-                for jobs_of_worker in self._jobs:
-                    jobs_of_worker.put(None)
+                self._retire()
                 return False
+            except BaseException:  # Ctrl-C while the jobs run: their "done" must not answer the next run
+                self._retire()
+                raise
         return True
+
+    def _retire(self) -> None:
+        """No more runs on these threads; those that come back (a stuck one, if it
+        ever does) stop."""
+        self.broken = True
+        for jobs_of_worker in self._jobs:
+            jobs_of_worker.put(None)
 
 
 _workers: _Workers | None = None

@@ -172,6 +172,30 @@ def test_a_hung_thread_is_a_harness_error_and_the_next_run_gets_fresh_threads(mo
         _StuckAdapter.released.set()
 
 
+class _Interrupting:
+    """A "done" queue whose wait is interrupted, as by Ctrl-C."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def get(self, timeout: float) -> int:
+        raise KeyboardInterrupt
+
+    def put(self, item: int) -> None:
+        self.real.put(item)
+
+
+def test_an_interrupted_run_retires_its_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=False, seed=0)
+    pool = concurrency._pool()
+    monkeypatch.setattr(pool, "_done", _Interrupting(pool._done))
+    with pytest.raises(KeyboardInterrupt):
+        run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=False, seed=0)
+    # The interrupted jobs may still be running: the next run must not share their threads.
+    assert pool.broken and concurrency._pool() is not pool
+    assert check(run_program(BUNDLED, ISSUE_PROGRAM, forced_yields=False, seed=0)).verdict == "linearizable"
+
+
 class _LengthOffAtDepthTwo(ConcurrentPythonAdapter):
     """A sequential bug, so that whether a program fails does not depend on the
     interleaving: ``length()`` is one too many once two records are logged."""
