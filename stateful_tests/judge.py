@@ -42,6 +42,7 @@ from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.adapter import UsageError
 from rollcert.stateful_tests.adapter import describe_exception
 from rollcert.stateful_tests.adapter import exact_bytes
+from rollcert.stateful_tests.adapter import observed_int
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import OperationT
@@ -187,22 +188,6 @@ def observe(
     depth = observed_int("depth", sut.depth()) if tracks_depth else None
     revision = observed_int("revision", sut.revision()) if tracks_revision else None
     return Observed(error, buffer, depth, revision - revision_base if revision is not None else None)
-
-
-#: The largest magnitude a depth or revision may have, as on the wire (protocol.MAX_INTEGER_DIGITS):
-#: far beyond any real count, and Python refuses to print an int of more than 4300 digits, so a
-#: larger one could not even be shown in a counterexample.
-INTEGER_BOUND = 10**100
-
-
-def observed_int(name: str, value: object) -> int:
-    """``value`` as an observation of ``name()``: a plain ``int`` (not a bool, not a
-    subclass with its own ``==``) of at most 100 digits, or the adapter's fault."""
-    if type(value) is not int:
-        raise HarnessError(f"{name}() returned {type(value).__name__}, not int")
-    if not -INTEGER_BOUND < value < INTEGER_BOUND:
-        raise HarnessError(f"{name}() returned an integer of about {int(value.bit_length() * 0.30103) + 1} digits")
-    return value
 
 
 def built(target: Target, config: BufferConfig) -> SystemUnderTest:

@@ -410,3 +410,11 @@ def test_a_20_mb_wrong_buffer_is_drawn_around_the_difference_not_quoted_whole(tm
     assert len(run.stdout) < 20_000, len(run.stdout)
     assert "more bytes…" in run.stdout  # the rest is counted, not shown
     assert "zzzz" in run.stdout  # the wrong bytes themselves are shown
+
+
+def test_r7_compares_plain_values_not_a_lying_subclass() -> None:
+    """Was ``passed``: R7's runner took ``bytes(read())`` and ``int(length())``, and a
+    subclass's ``==`` said True to the model's values."""
+    result = certified(module("lying_concurrent").TARGET, "R7")
+    assert result.verdict == "error", result.reason
+    assert "not bytes" in (result.reason or "") or "not int" in (result.reason or ""), result.reason
