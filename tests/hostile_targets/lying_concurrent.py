@@ -11,27 +11,10 @@ import threading
 
 from _honest import HonestAdapter
 from _honest import target
-from lying_bytes import AgreeableBytes
+from lying_numbers import EqualToEverything
+from lying_python_object import Convertible
 
 from rollcert.stateful_tests.adapter import Capability
-
-
-class AgreeableInt(int):
-    def __eq__(self, other: object) -> bool:
-        return True
-
-    def __ne__(self, other: object) -> bool:
-        return False
-
-    __hash__ = int.__hash__
-
-
-class Agreeable:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def __bytes__(self) -> bytes:
-        return AgreeableBytes(self.data)
 
 
 class LockedLyingLog(HonestAdapter):
@@ -47,11 +30,11 @@ class LockedLyingLog(HonestAdapter):
 
     def read(self) -> bytes:
         with self.lock:
-            return Agreeable(super().read())  # type: ignore[return-value]
+            return Convertible(super().read())  # type: ignore[return-value]
 
     def length(self) -> int:
         with self.lock:
-            return AgreeableInt(len(self.log.states[-1]))
+            return EqualToEverything(len(self.log.states[-1]))
 
 
 TARGET = target("lying-concurrent", LockedLyingLog, frozenset({Capability.CORE, Capability.CONCURRENT}))
