@@ -3,9 +3,9 @@
     rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
                      [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
                      [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible] [--call-timeout S] [--memory-limit MIB] [--in-process]
-    rollcert replay TARGET (--trace JSON | --certificate PATH --property ID)
-    rollcert smoke TARGET                          # a handful of checks: is the adapter wired up?
-    rollcert explore [TARGET] [--depth K]          # bounded exhaustive search
+    rollcert replay TARGET (--trace JSON | --certificate PATH --property ID) [--in-process]
+    rollcert smoke TARGET [--in-process]           # a handful of checks: is the adapter wired up?
+    rollcert explore [TARGET] [--depth K] [--in-process]   # bounded exhaustive search
     rollcert prove [--only NAME] [--timeout S]     # the symbolic proofs (proofs/)
     rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step
     rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
@@ -15,9 +15,17 @@
 
 Exit status (SPEC §6), for every subcommand: 0 nothing violated and nothing
 unknown; 1 a violation; 2 unknown or error without a violation; 3 a usage or
-target error, reported as one line on stderr, never a traceback. Every input
-is checked before any work starts: numbers (no nan, no infinity, no
-negatives), output paths (writable), traces (every field).
+target error, reported as one line on stderr, never a traceback; 130 Ctrl-C.
+Every input is checked before any work starts: numbers (no nan, no infinity,
+no negatives), output paths (writable), traces (every field).
+
+Every subcommand that drives a target runs it in a worker process rollcert
+supervises (``certify`` one per property; ``smoke``, ``replay``, ``explore`` and
+``certify --exhaustive-depth``'s search one for the whole work, through
+``parallel.run_supervised``), so that a target that calls ``os._exit(0)``,
+crashes or is killed ends a worker, said in one line with exit status 2,
+never rollcert with exit status 0 and nothing said. ``--in-process`` runs it in
+rollcert's own process, for a debugger.
 """
 
 from __future__ import annotations
@@ -29,7 +37,9 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 from rollcert.model.properties import ALL_PROPERTY_IDS
@@ -39,7 +49,20 @@ from rollcert.stateful_tests.plugins import Command
 from rollcert.stateful_tests.plugins import load_plugins
 from rollcert.stateful_tests.profiles import PROFILES
 
+if TYPE_CHECKING:  # the modules that drive targets are imported by the subcommands that need them
+    from rollcert.stateful_tests.adapter import BufferConfig
+    from rollcert.stateful_tests.adapter import Target
+    from rollcert.stateful_tests.exhaustive import ExhaustiveResult
+    from rollcert.stateful_tests.judge import StepRecord
+    from rollcert.stateful_tests.parallel import Say
+    from rollcert.stateful_tests.parallel import TargetSource
+    from rollcert.stateful_tests.parallel import WorkerEnded
+
 USAGE_ERROR = 3
+#: Exit status for an error without a violation (a worker that ended without its result).
+ERROR = 2
+#: Exit status after Ctrl-C, as a shell reports a process SIGINT ended.
+INTERRUPTED = 130
 
 TARGET_HELP = "bundled (default), specimen:NAME, a registered name, module:attr or 'subprocess:COMMAND ARGS...'"
 
@@ -122,6 +145,28 @@ def resolve_with_findings(args: argparse.Namespace, text: str) -> Any:
     return replace(target, set_aside=(*target.set_aside, *findings)) if findings else target
 
 
+def target_source(args: argparse.Namespace) -> TargetSource:
+    """How a worker process resolves TARGET (with ``--set-aside``'s findings) itself."""
+    from rollcert.stateful_tests.parallel import TargetSource
+
+    path: Path | None = getattr(args, "set_aside", None)
+    return TargetSource(args.target, path.absolute() if path is not None else None)
+
+
+def add_in_process_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="run the target in this process (for a debugger) instead of a worker process; "
+        "a target that exits or crashes the process then takes rollcert with it",
+    )
+
+
+def worker_ended(ended: WorkerEnded) -> int:
+    """A supervised worker that ended without its result: one line, and never success."""
+    print(f"rollcert: {ended.reason}", file=sys.stderr)
+    return ERROR
+
+
 def _only(text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
@@ -166,8 +211,8 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--in-process", action="store_true",
-        help="with -j 1, run the properties in this process (for a debugger) instead of one worker process each; "
-        "a target that exits, crashes or hangs the process then takes rollcert with it",
+        help="with -j 1, run the properties in this process (for a debugger) instead of one worker process each, "
+        "and the --exhaustive-depth search too; a target that exits, crashes or hangs the process then takes rollcert with it",
     )
     parser.add_argument(
         "--reproducible", action="store_true",
@@ -182,7 +227,6 @@ def _certify(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import render_text
     from rollcert.stateful_tests.certificate import to_json
     from rollcert.stateful_tests.certify import certify
-    from rollcert.stateful_tests.parallel import TargetSource
     from rollcert.stateful_tests.progress import display_for
 
     only = _only(args.only)
@@ -192,7 +236,7 @@ def _certify(args: argparse.Namespace) -> int:
     _set_call_timeout(args.call_timeout)
     created = _source_date() if args.reproducible else None  # refused, if bad, before the run
     target = resolve_with_findings(args, args.target)
-    source = TargetSource(args.target, args.set_aside.absolute() if args.set_aside is not None else None)
+    source = target_source(args)
     display = display_for([p for p in ALL_PROPERTY_IDS if only is None or p in only], quiet=args.quiet)
     try:
         certificate = certify(
@@ -210,9 +254,11 @@ def _certify(args: argparse.Namespace) -> int:
         for result in certificate.results.values():
             result.make_reproducible()
     if args.exhaustive_depth is not None:
-        from rollcert.stateful_tests.exhaustive import explore
-
-        certificate.exhaustive = explore(target, depth=args.exhaustive_depth)
+        try:
+            certificate.exhaustive = _certificates_search(args, source, target)
+        except KeyboardInterrupt:
+            print("rollcert: interrupted; no certificate written", file=sys.stderr)
+            return INTERRUPTED
     print(render_text(certificate))
     record = to_json(certificate)
     if created is not None:
@@ -228,6 +274,62 @@ def _certify(args: argparse.Namespace) -> int:
 
         write_output(args.html, render_html(from_certificate_data(certificate)))
     return certificate.exit_status
+
+
+def _certificates_search(args: argparse.Namespace, source: TargetSource, target: Target) -> ExhaustiveResult:
+    """``--exhaustive-depth K``: the search in a supervised worker (or, with
+    ``--in-process``, here, on the target already resolved). A worker that ends
+    without its result makes the search ``error`` in the certificate, said on
+    stderr too."""
+    import time
+
+    from rollcert.stateful_tests.exhaustive import DEFAULT_MAX_STATES
+    from rollcert.stateful_tests.exhaustive import ExhaustiveResult
+    from rollcert.stateful_tests.parallel import WorkerEnded
+
+    started = time.perf_counter()
+    searched = exhaustive_search(
+        target if args.in_process else source, args.exhaustive_depth, DEFAULT_MAX_STATES, None, in_process=args.in_process
+    )
+    if not isinstance(searched, WorkerEnded):
+        return searched
+    worker_ended(searched)
+    return ExhaustiveResult(
+        target=target.name, verdict="error", depth=0, requested_depth=args.exhaustive_depth, states=0,
+        distinct_states=0, seconds=time.perf_counter() - started, reason=searched.reason,
+    )
+
+
+def exhaustive_search(
+    where: TargetSource | Target, depth: int, max_states: int, time_budget_s: float | None, *, in_process: bool
+) -> ExhaustiveResult | WorkerEnded:
+    """The bounded exhaustive search of ``where`` (a target, or how to resolve one
+    in the worker), run by :func:`~rollcert.stateful_tests.parallel.run_supervised`."""
+    from rollcert.stateful_tests.judge import Violation
+    from rollcert.stateful_tests.parallel import WorkerEnded
+    from rollcert.stateful_tests.parallel import run_supervised
+
+    searched = run_supervised(
+        partial(_search_in_worker, where, depth, max_states, time_budget_s), "the exhaustive search", in_process=in_process
+    )
+    if isinstance(searched, WorkerEnded):
+        return searched
+    outcome, violation = searched
+    return outcome if violation is None else replace(outcome, violation=Violation(*violation))
+
+
+def _search_in_worker(
+    where: TargetSource | Target, depth: int, max_states: int, time_budget_s: float | None, say: Say
+) -> tuple[ExhaustiveResult, tuple[BufferConfig, list[StepRecord], str] | None]:
+    """The search, and its violation taken apart: a :class:`Violation` does not
+    pickle (its ``__init__`` takes more than the message it passes on)."""
+    from rollcert.stateful_tests.exhaustive import explore
+    from rollcert.stateful_tests.parallel import TargetSource
+
+    target = where.resolve() if isinstance(where, TargetSource) else where
+    outcome = explore(target, depth=depth, max_states=max_states, time_budget_s=time_budget_s)
+    found = outcome.violation
+    return replace(outcome, violation=None), None if found is None else (found.config, found.steps, found.explanation)
 
 
 def _set_call_timeout(seconds: float | None) -> None:
@@ -265,14 +367,12 @@ def _configure_replay(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
     parser.add_argument("--property", help="with --certificate: which property's counterexample")
     add_set_aside_option(parser)
+    add_in_process_option(parser)
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from rollcert.stateful_tests.adapter import HarnessError
-    from rollcert.stateful_tests.certificate import format_steps
-    from rollcert.stateful_tests.family import NotGenerable
-    from rollcert.stateful_tests.judge import Violation
-    from rollcert.stateful_tests.judge import replay
+    from rollcert.stateful_tests.parallel import WorkerEnded
+    from rollcert.stateful_tests.parallel import run_supervised
     from rollcert.stateful_tests.traces import parse_trace
 
     if args.trace is not None:
@@ -288,37 +388,62 @@ def _replay(args: argparse.Namespace) -> int:
                 f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
             ) from None
     try:
-        family, config, operations = parse_trace(trace_text)
+        parse_trace(trace_text)  # refused here, before a worker starts; the worker reads it again
     except (ValueError, TypeError) as error:
         raise UsageError(f"bad trace: {error}") from None
-    target = resolve_with_findings(args, args.target)
+    replayed = run_supervised(
+        partial(_replay_in_worker, target_source(args), trace_text), "the replay", in_process=args.in_process
+    )
+    return worker_ended(replayed) if isinstance(replayed, WorkerEnded) else replayed
+
+
+def _replay_in_worker(source: TargetSource, trace_text: str, say: Say) -> int:
+    """Resolve the target, replay the trace (checked already) and ``say`` each step: the exit status."""
+    from rollcert.stateful_tests.adapter import HarnessError
+    from rollcert.stateful_tests.certificate import format_steps
+    from rollcert.stateful_tests.family import NotGenerable
+    from rollcert.stateful_tests.judge import Violation
+    from rollcert.stateful_tests.judge import replay
+    from rollcert.stateful_tests.traces import parse_trace
+
+    family, config, operations = parse_trace(trace_text)
+    target = source.resolve()
     try:
         steps = replay(family, target, config, operations)
     except Violation as violation:
-        print("\n".join(format_steps(violation.steps)))
-        print(f"Why: {violation.explanation}")
-        print(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
+        say("\n".join(format_steps(violation.steps)))
+        say(f"Why: {violation.explanation}")
+        say(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
         return 1
     except NotGenerable as error:
         raise UsageError(f"bad trace: {error}") from None
     except HarnessError as error:
-        print(f"ERROR: the adapter or the SUT broke: {error}")
-        return 2
-    print("\n".join(format_steps(steps)))
+        say(f"ERROR: the adapter or the SUT broke: {error}")
+        return ERROR
+    say("\n".join(format_steps(steps)))
     skipped = len(operations) - len(steps)  # steps a --set-aside finding covers
-    print(f"all {len(steps)} steps agree with the model" + (f" ({skipped} set aside)" if skipped else ""))
+    say(f"all {len(steps)} steps agree with the model" + (f" ({skipped} set aside)" if skipped else ""))
     return 0
 
 
 def _configure_smoke(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help=TARGET_HELP)
     add_set_aside_option(parser)
+    add_in_process_option(parser)
 
 
 def _smoke(args: argparse.Namespace) -> int:
+    from rollcert.stateful_tests.parallel import WorkerEnded
+    from rollcert.stateful_tests.parallel import run_supervised
+
+    smoked = run_supervised(partial(_smoke_in_worker, target_source(args)), "the smoke checks", in_process=args.in_process)
+    return worker_ended(smoked) if isinstance(smoked, WorkerEnded) else smoked
+
+
+def _smoke_in_worker(source: TargetSource, say: Say) -> int:
     from rollcert.stateful_tests.smoke import smoke
 
-    return smoke(resolve_with_findings(args, args.target))
+    return smoke(source.resolve(), report=say)
 
 
 def _configure_explore(parser: argparse.ArgumentParser) -> None:
@@ -332,16 +457,20 @@ def _configure_explore(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-budget", type=positive_seconds, default=None, help="seconds; unknown if exceeded")
     parser.add_argument("--json", type=Path, help="write the result as JSON")
     add_set_aside_option(parser)
+    add_in_process_option(parser)
 
 
 def _explore(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.certificate import format_steps
-    from rollcert.stateful_tests.exhaustive import explore
+    from rollcert.stateful_tests.parallel import WorkerEnded
 
     check_writable(args.json)
-    target = resolve_with_findings(args, args.target)
-    outcome = explore(target, depth=args.depth, max_states=args.max_states, time_budget_s=args.time_budget)
-    print(f"{target.name}: {outcome.summary()}")
+    outcome = exhaustive_search(
+        target_source(args), args.depth, args.max_states, args.time_budget, in_process=args.in_process
+    )
+    if isinstance(outcome, WorkerEnded):
+        return worker_ended(outcome)
+    print(f"{outcome.target}: {outcome.summary()}")
     if outcome.reason:
         print(f"  {outcome.reason}")
     if outcome.violation is not None:
@@ -451,6 +580,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"rollcert: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except KeyboardInterrupt:  # any worker is stopped by now (parallel.py); say so in one line
+        print("rollcert: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:  # the reader went away (``rollcert properties | head``): nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush stays quiet
         return 0

@@ -29,6 +29,14 @@ Design choices, and why:
 
 Timings: a property's ``seconds`` is measured in its worker around its own run,
 as in a serial run, so it does not count the time it waited for a free worker.
+
+:func:`run_supervised` is the same machinery for one worker that runs the whole
+target work of another subcommand (``smoke``, ``replay``, ``explore``, the
+exhaustive part of ``certify``): the worker resolves the target, does the work,
+sends back each line to print and then its result, and a worker that ends
+without a result (``os._exit``, a signal, a crash) is said so in one line,
+never taken for success. That one worker is a plain fork where it is safe
+(see :func:`_supervising_context`): it costs milliseconds, not an interpreter.
 """
 
 from __future__ import annotations
@@ -45,9 +53,12 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 from typing import TypeAlias
+from typing import TypeVar
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.adapter import Target
+from rollcert.stateful_tests.adapter import UsageError
+from rollcert.stateful_tests.adapter import describe_exception
 from rollcert.stateful_tests.progress import INTERVAL
 from rollcert.stateful_tests.progress import Budget
 from rollcert.stateful_tests.progress import ProgressSink
@@ -55,6 +66,12 @@ from rollcert.stateful_tests.verdicts import PropertyResult
 
 #: ``certify.certify_property``'s signature: one property of one target, to a verdict.
 PropertyRunner: TypeAlias = Callable[..., PropertyResult]
+
+#: Prints one line (or several, joined) of a subcommand's output in rollcert's own process.
+Say: TypeAlias = Callable[[str], None]
+
+#: What a supervised worker's work returns (anything that pickles).
+Result = TypeVar("Result")
 
 #: Seconds a worker is given to stop after ``terminate`` before it is killed.
 TERMINATE_GRACE = 2.0
@@ -159,24 +176,28 @@ def _context() -> BaseContext:
     return context
 
 
-def _death(property_id: str, exitcode: int | None) -> str:
-    """Why a worker that sent no result is gone, in words."""
+def _how_it_ended(exitcode: int | None) -> str:
+    """How a worker process ended, in words: "exited with status 0", "was killed by SIGSEGV"."""
     if exitcode is not None and exitcode < 0:
         try:
-            how = f"was killed by {signal.Signals(-exitcode).name}"
+            return f"was killed by {signal.Signals(-exitcode).name}"
         except ValueError:
-            how = f"was killed by signal {-exitcode}"
-    else:
-        how = f"exited with status {exitcode}"
+            return f"was killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
+
+
+def _death(property_id: str, exitcode: int | None) -> str:
+    """Why a worker that sent no result is gone, in words."""
     return (
-        f"the worker process certifying {property_id} {how} before reporting a verdict "
+        f"the worker process certifying {property_id} {_how_it_ended(exitcode)} before reporting a verdict "
         "(the SUT or a native extension crashed or exited the process)"
     )
 
 
 @dataclass
 class _Worker:
-    property_id: str
+    #: The property it certifies, or (:func:`run_supervised`) what it runs.
+    task: str
     process: BaseProcess
     connection: Connection
 
@@ -219,9 +240,9 @@ def certify_in_workers(
                     worker.process.join(TERMINATE_GRACE)
                     if worker.process.is_alive():  # a non-daemon thread the target started keeps it alive
                         _stop(worker)
-                    results[worker.property_id] = result
+                    results[worker.task] = result
                     if progress is not None:
-                        progress.finished(worker.property_id, result.verdict, result.progress_summary())
+                        progress.finished(worker.task, result.verdict, result.progress_summary())
             tick = getattr(progress, "tick", None)
             if tick is not None:
                 tick()
@@ -237,13 +258,13 @@ def _receive(worker: _Worker, progress: ProgressSink | None) -> PropertyResult |
         message = worker.connection.recv()
     except (EOFError, OSError):
         worker.process.join()
-        return _error(worker.property_id, _death(worker.property_id, worker.process.exitcode))
+        return _error(worker.task, _death(worker.task, worker.process.exitcode))
     kind = message[0]
     if kind == "result":
         result: PropertyResult = message[1]
         return result
     if kind == "failed":
-        return _error(worker.property_id, f"the worker certifying {worker.property_id} failed: {message[1]}")
+        return _error(worker.task, f"the worker certifying {worker.task} failed: {message[1]}")
     if progress is not None:
         getattr(progress, kind)(*message[1:])
     return None
@@ -261,3 +282,142 @@ def _stop(worker: _Worker) -> None:
         worker.process.kill()
         worker.process.join()
     worker.connection.close()
+
+
+# -- one supervised worker for a whole subcommand ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerEnded:
+    """A supervised worker ended without reporting its result (or failed to
+    produce one): why, in one line. Never a success: the caller exits 2."""
+
+    reason: str
+
+
+def run_supervised(work: Callable[[Say], Result], doing: str, *, in_process: bool = False) -> Result | WorkerEnded:
+    """``work(say)`` in a worker process of its own; what it returned, or why it has none.
+
+    ``work`` is the whole of a subcommand's target work (resolving the target
+    included: the target is imported and built once, in the worker) and must
+    pickle (a module-level function, or a ``functools.partial`` of one). Each
+    ``say(text)`` prints ``text`` here, in order with what the target writes
+    to the inherited stdout/stderr, so the output is a serial run's; what
+    ``work`` returns comes back by the same pipe. A :class:`UsageError` the
+    worker raises (a target that cannot be imported, a malformed findings file)
+    is raised here, to be its one line and exit status 3; any other exception,
+    and a worker that ends without a result (``os._exit(0)`` in the target, a
+    signal, a crash of a native extension), is a :class:`WorkerEnded` naming it,
+    so that the run can never end with exit status 0 and nothing said.
+
+    Ctrl-C reaches the worker too (one process group): it stops quietly, and
+    the ``KeyboardInterrupt`` raised here stops whatever is left of it.
+    ``in_process`` runs ``work`` in this process instead, for a debugger."""
+    from rollcert.stateful_tests.judge import watching_for_ctrl_c
+
+    if in_process:
+        with watching_for_ctrl_c():  # a KeyboardInterrupt the target raises is judged, as in the worker
+            return work(_say_here)
+    context = _supervising_context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(  # type: ignore[attr-defined]
+        target=_work_supervised, args=(work, sender), name="rollcert-supervised", daemon=True,
+    )
+    process.start()
+    sender.close()  # the worker holds the only writer: its end is our EOF
+    worker = _Worker(doing, process, receiver)
+    try:
+        while True:
+            try:
+                kind, payload = receiver.recv()
+            except (EOFError, OSError):
+                process.join()
+                return WorkerEnded(
+                    f"the worker process running {doing} {_how_it_ended(process.exitcode)} before reporting "
+                    "its result (the target or a native extension crashed or exited the process)"
+                )
+            if kind == "say":
+                _say_here(payload)
+            elif kind == "usage":
+                raise UsageError(payload)
+            elif kind == "failed":
+                return WorkerEnded(f"the worker process running {doing} failed: {payload}")
+            else:
+                result: Result = payload
+                process.join(TERMINATE_GRACE)  # it is exiting; a thread the target left running may hold it
+                return result
+    finally:  # after a result, a thread the target left running; after Ctrl-C or an error, anything
+        _stop(worker)
+
+
+def _supervising_context() -> BaseContext:
+    """A plain ``fork`` of this process on Linux when it runs one thread, else :func:`_context`.
+
+    The property workers need a fresh interpreter each, so that no property's
+    run sees what another's left behind; a subcommand's one worker does not:
+    this process has not run the target, and one thread means no lock a fork
+    could copy held. A fork then costs milliseconds where starting the
+    forkserver costs a second interpreter and the imports this process has
+    already made (measured: about 250 ms added to a 0.35 s ``rollcert smoke``,
+    against about 15 ms for the fork; benchmarks/supervised_cost.py). Elsewhere
+    (macOS's frameworks are not fork-safe; a process with threads, such as a
+    test session) the forkserver, which needs ``work`` to pickle."""
+    import sys
+    import threading
+
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return _context()
+
+
+def _say_here(text: str) -> None:
+    print(text, flush=True)  # flushed: the worker's own writes to the same stdout come after it
+
+
+class _SayToParent:
+    """The worker's ``say``: the line travels to the parent, after whatever the
+    target printed so far (flushed first, so that the order is a serial run's)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def __call__(self, text: str) -> None:
+        _flush_standard_streams()
+        self._connection.send(("say", text))
+
+
+def _flush_standard_streams() -> None:
+    import contextlib
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # a target may have closed or replaced them
+            stream.flush()
+
+
+def _work_supervised(work: Callable[[Say], object], connection: Connection) -> None:
+    """A supervised worker's whole life: run ``work``, send its result (or why there is none)."""
+    from rollcert.stateful_tests.judge import interrupted_by_user
+    from rollcert.stateful_tests.judge import watching_for_ctrl_c
+
+    try:
+        with watching_for_ctrl_c():
+            try:
+                message: tuple[str, object] = ("done", work(_SayToParent(connection)))
+            except KeyboardInterrupt as error:
+                if interrupted_by_user():
+                    return  # the parent was interrupted too, and says so
+                message = ("failed", describe_exception(error))
+            except UsageError as error:
+                message = ("usage", str(error))
+            except BaseException as error:  # no traceback: one line, and --in-process for a debugger
+                message = ("failed", describe_exception(error))
+        _flush_standard_streams()
+        try:
+            connection.send(message)
+        except Exception as error:  # say why the result could not travel
+            connection.send(("failed", f"the result could not be sent to the parent: {describe_exception(error)}"))
+    except (KeyboardInterrupt, BrokenPipeError):
+        return
+    finally:
+        connection.close()

@@ -14,6 +14,7 @@ adapter's own faults are ``error`` naming the fault.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -384,21 +385,155 @@ def test_a_target_that_floods_stdout_and_stderr_is_passed_through_in_bounded_mem
     assert int((tmp_path / "peak").read_text()) < 300 * 1024
 
 
-# -- what is left: the other subcommands run the target in rollcert's own process -----------------
+# -- every subcommand that drives a target runs it in a supervised worker -------------------------
+
+#: A trace whose second splice inserts two bytes: the one hangs:EXITS and killed:TARGET do not survive.
+TWO_BYTE_INSERT = json.dumps({
+    "schema": "rollcert-trace/2", "family": "rollback", "initial": "YWJjYWJj", "capacity": None, "policy": "reject",
+    "operations": [
+        {"op": "splice", "offset": 0, "delete_length": 0, "insert": "eA=="},
+        {"op": "splice", "offset": 2, "delete_length": 1, "insert": "eXo="},
+    ],
+})
+
+#: Each subcommand that drives a target other than certify's properties, and what its worker runs.
+SUPERVISED = {
+    "smoke": (["smoke"], "the smoke checks"),
+    "explore": (["explore", "--depth", "2"], "the exhaustive search"),
+    "replay": (["replay", "--trace", TWO_BYTE_INSERT], "the replay"),
+}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="smoke, replay, explore (and certify --exhaustive-depth) run the target in rollcert's own process: "
-    "an os._exit(0) there ends rollcert with exit status 0 and no output. Design: a supervising parent for "
-    "every subcommand (see the report of the hostile audit)",
+def _ended(doing: str, how: str) -> str:
+    return (
+        f"rollcert: the worker process running {doing} {how} before reporting its result "
+        "(the target or a native extension crashed or exited the process)\n"
+    )
+
+
+@pytest.mark.parametrize("command", sorted(SUPERVISED))
+@pytest.mark.parametrize(
+    ("target", "how"), [("hangs:EXITS", "exited with status 0"), ("killed:TARGET", "was killed by SIGKILL")]
 )
-@pytest.mark.parametrize("command", ["smoke", "explore"])
-def test_a_target_that_exits_the_process_does_not_end_other_subcommands_with_success(
-    tmp_path: Path, command: str
+def test_a_target_that_ends_the_process_does_not_end_other_subcommands_with_success(
+    tmp_path: Path, command: str, target: str, how: str
 ) -> None:
-    run = rollcert(tmp_path, command, "hangs:EXITS")
-    assert run.returncode != 0, run.stdout + run.stderr
+    """``os._exit(0)`` in a splice used to end smoke, explore and replay with exit
+    status 0 and nothing said (a CI gate read it as success); a SIGKILL, with no
+    output at all. Now the worker dies alone and rollcert says so in one line."""
+    arguments, doing = SUPERVISED[command]
+    run = rollcert(tmp_path, arguments[0], target, *arguments[1:])
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr == _ended(doing, how)
+
+
+#: rollcert's ``main`` called with a thread running beside it (as in a test session), so
+#: that the worker is started by the forkserver rather than forked (parallel._supervising_context).
+WITH_A_THREAD = """
+import sys, threading
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+from rollcert.stateful_tests.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("target", ["hangs:EXITS", "HONEST"])
+def test_a_supervised_worker_started_by_the_forkserver_reports_the_same(tmp_path: Path, target: str) -> None:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    text = "_honest:HONEST" if target == "HONEST" else target
+    run = subprocess.run(
+        [sys.executable, "-c", WITH_A_THREAD, "smoke", text],
+        capture_output=True, text=True, timeout=240, env=environment, cwd=tmp_path, check=False,
+    )
+    if target == "HONEST":
+        assert run.returncode == 0 and run.stderr == "", run.stdout + run.stderr
+        assert run.stdout.startswith("smoke test of hostile-honest") and "0 failed, 0 errors" in run.stdout
+    else:
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert run.stderr == _ended("the smoke checks", "exited with status 0")
+
+
+def test_a_target_that_exits_in_certifys_exhaustive_search_is_an_error_in_the_certificate(tmp_path: Path) -> None:
+    """``certify --exhaustive-depth``'s search ran in rollcert's own process: the
+    properties' workers reported their errors, and then the search's ``os._exit(0)``
+    ended rollcert with exit status 0 before the certificate was printed or written."""
+    run = rollcert(tmp_path, "certify", "hangs:EXITS", "--only", "R0", "--exhaustive-depth", "1", "--json", "c.json", "-q")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr == _ended("the exhaustive search", "exited with status 0")
+    assert "exhaustive: depth 0, 0 states, error" in run.stdout
+    record = json.loads((tmp_path / "c.json").read_text())
+    assert record["exit_status"] == 2
+    assert record["exhaustive"]["verdict"] == "error"
+    assert record["exhaustive"]["reason"] == _ended("the exhaustive search", "exited with status 0").strip().removeprefix(
+        "rollcert: "
+    )
+
+
+@pytest.mark.parametrize("command", sorted(SUPERVISED))
+def test_a_supervised_subcommand_prints_what_it_prints_in_process(tmp_path: Path, command: str) -> None:
+    """The worker's lines are printed by rollcert's own process: the output and the
+    exit status are those of ``--in-process`` (the code before supervision)."""
+    arguments = [*SUPERVISED[command][0][:1], "bundled", *SUPERVISED[command][0][1:]]
+    supervised = rollcert(tmp_path, *arguments)
+    in_process = rollcert(tmp_path, *arguments, "--in-process")
+    assert supervised.returncode == in_process.returncode == 0, supervised.stdout + supervised.stderr
+    if command == "explore":  # its summary line carries the time the search took
+        supervised.stdout, in_process.stdout = (
+            "\n".join(line.split(" [")[0] for line in run.stdout.splitlines()) for run in (supervised, in_process)
+        )
+    assert supervised.stdout == in_process.stdout and supervised.stdout
+    assert supervised.stderr == in_process.stderr == ""
+
+
+def test_a_target_is_imported_and_built_once_in_the_worker_its_output_in_order(tmp_path: Path) -> None:
+    """The target is resolved only in the worker (a module with side effects at
+    import is not imported twice), and what it prints comes before rollcert's lines."""
+    run = rollcert(tmp_path, "smoke", "prints_on_import:build")
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[:3] == [
+        "prints_on_import: imported", "prints_on_import: target built", lines[2],
+    ] and lines[2].startswith("smoke test of hostile-prints-on-import")
+    assert run.stdout.count("prints_on_import:") == 2
+
+
+@pytest.mark.parametrize("command", ["smoke", "explore"])
+def test_a_target_that_cannot_be_imported_is_still_a_one_line_usage_error(tmp_path: Path, command: str) -> None:
+    """The target is resolved in the worker; its error still travels as exit status 3 and one line."""
+    run = rollcert(tmp_path, command, "raising:unbuildable")
+    assert run.returncode == 3 and run.stdout == "", run.stdout + run.stderr
+    assert run.stderr == (
+        "rollcert: calling raising:unbuildable to build the target raised "
+        "UnprintableError: <its __str__ raised RuntimeError>\n"
+    )
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_supervised_explore_and_leaves_no_process_behind(tmp_path: Path) -> None:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rollcert.stateful_tests.cli", "explore", "slow_splice:TARGET", "--depth", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(4)  # well into the search: every splice sleeps 50 ms
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the worker and the forkserver follow rollcert out
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("a process of the run is still alive 10 s after rollcert exited")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, stdout + stderr
+    assert stderr == "rollcert: interrupted\n" and stdout == ""
 
 
 def test_a_20_mb_wrong_buffer_is_drawn_around_the_difference_not_quoted_whole(tmp_path: Path) -> None:

@@ -92,9 +92,9 @@ def record(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bytes, bytes]]:
 
 
 def recorded_session(monkeypatch: pytest.MonkeyPatch, target: str) -> list[tuple[str, bytes, bytes]]:
-    """``rollcert smoke TARGET``, recorded."""
+    """``rollcert smoke TARGET``, recorded (``--in-process``: the recorder is patched into this process)."""
     exchanges = record(monkeypatch)
-    assert main(["smoke", target]) == 0
+    assert main(["smoke", target, "--in-process"]) == 0
     return exchanges
 
 
