@@ -485,6 +485,14 @@ def test_a_supervised_subcommand_prints_what_it_prints_in_process(tmp_path: Path
     assert supervised.stderr == in_process.stderr == ""
 
 
+def test_a_thread_the_target_leaves_running_does_not_keep_smoke_alive(tmp_path: Path) -> None:
+    """``rollcert smoke`` printed its lines and then never exited (the interpreter
+    waits for non-daemon threads); its worker is now stopped after a grace period."""
+    run = rollcert(tmp_path, "smoke", "hangs:LEAVES_A_THREAD", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ok, 0 failed, 0 errors" in run.stdout and run.stderr == ""
+
+
 def test_a_target_is_imported_and_built_once_in_the_worker_its_output_in_order(tmp_path: Path) -> None:
     """The target is resolved only in the worker (a module with side effects at
     import is not imported twice), and what it prints comes before rollcert's lines."""
