@@ -129,6 +129,7 @@ def refusing_factory(config: BufferConfig) -> SystemUnderTest:
     return _Refusing(config)  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 def test_an_in_process_target_refusing_over_its_limits_is_not_violated() -> None:
     target = replace(TARGET, name="bundled-limited", factory=refusing_factory, limits=LIMITS)
     certificate = certify(target, only=("R0", "R1", "R6"))
@@ -146,6 +147,7 @@ def _server(*arguments: str) -> Any:
     return subprocess_target([sys.executable, str(FAKES / "tiny_limits.py"), *arguments], timeout=20.0)
 
 
+@pytest.mark.slow
 def test_a_server_that_keeps_its_declared_limits_is_not_violated() -> None:
     target = _server()
     assert target.limits == LIMITS

@@ -43,6 +43,7 @@ CAUTIOUS = Target(
 
 
 @pytest.mark.parametrize("property_id", ["S1", "S2", "S3"])
+@pytest.mark.slow
 def test_the_bundled_implementation_passes_with_full_precision(property_id: str) -> None:
     result = certify_property(BUNDLED, property_id, QUICK, 0)
     assert result.verdict == "passed", result.reason

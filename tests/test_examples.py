@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -32,6 +34,7 @@ def test_stale_diff_is_rejected_with_the_region_named() -> None:
     assert "a diff whose reads are intact applies: b'timeout = 2\\nretries = 3\\nname = prod\\n'" in out
 
 
+@pytest.mark.slow
 def test_certify_your_own_passes_what_it_can_be_driven_on() -> None:
     out = run("certify_your_own.py")
     assert "R0  passed" in out and "R2  passed" in out

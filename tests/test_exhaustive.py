@@ -128,6 +128,7 @@ def test_budget_gives_unknown() -> None:
     assert result.depth < 4
 
 
+@pytest.mark.slow
 def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert rollcert_main(["explore", "specimen:fifo_replay", "--depth", "3"]) == 1
     out = capsys.readouterr().out

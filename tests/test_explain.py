@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.explain import Span
 from rollcert.stateful_tests.explain import from_certificate_data
@@ -51,9 +53,10 @@ def test_a_diff_specimen_names_s1_and_the_conflicting_region() -> None:
     assert region is not None, done.stdout
     start, end, quoted = int(region.group(1)), int(region.group(2)), region.group(3)
     base = re.findall(r"base B0   '([^']*)'", done.stdout)[-1]  # the failing step's snapshot
-    assert 0 < end - start and base[start:end] == quoted, (base, start, end, quoted)
+    assert end - start > 0 and base[start:end] == quoted, (base, start, end, quoted)
 
 
+@pytest.mark.slow
 def test_explain_reads_a_json_certificate_and_replays_it(tmp_path: Path) -> None:
     certificate = tmp_path / "c.json"
     made = rollcert("certify", "specimen:no_divergence_check", "--only", "R4", "--json", str(certificate))

@@ -101,6 +101,7 @@ def test_an_int_conversion_that_lies_is_judged_as_the_number_it_gave() -> None:
     assert "the depth is 3, not 2" in (result.reason or "")
 
 
+@pytest.mark.slow
 def test_hostile_checkpoint_tokens_are_only_handed_back() -> None:
     """Tokens whose ``==`` says True and whose ``hash()`` raises: judged like plain ones."""
     tokens = module("hostile_tokens")
@@ -249,6 +250,7 @@ def test_a_factory_that_builds_a_new_class_each_time_is_judged_on_its_buffers() 
 
 
 @pytest.mark.parametrize("name", ["LOOPS", "SWALLOWS"])
+@pytest.mark.slow
 def test_a_call_that_never_returns_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """There was no limit on an in-process call: the run hung with no verdict."""
     monkeypatch.setenv("ROLLCERT_CALL_TIMEOUT", "0.5")
@@ -258,6 +260,7 @@ def test_a_call_that_never_returns_is_an_error_naming_it(monkeypatch: pytest.Mon
     assert result.reason.endswith(") did not return within 0.5 s (the call timeout)")
 
 
+@pytest.mark.slow
 def test_the_call_timeout_option_reaches_the_workers(tmp_path: Path) -> None:
     run = rollcert(tmp_path, "certify", "hangs:LOOPS", "--only", "R0,R2", "--call-timeout", "0.5", "-q")
     assert run.returncode == 2, run.stdout + run.stderr
@@ -289,6 +292,7 @@ def test_a_target_that_exits_the_process_is_an_error_not_a_silent_pass(tmp_path:
         )
 
 
+@pytest.mark.slow
 def test_a_thread_the_target_leaves_running_does_not_keep_rollcert_alive(tmp_path: Path) -> None:
     """Used to print the certificate and then never exit (the interpreter waits
     for non-daemon threads); the subprocess timeout would fail this test."""
@@ -297,6 +301,7 @@ def test_a_thread_the_target_leaves_running_does_not_keep_rollcert_alive(tmp_pat
     assert "R0        passed" in run.stdout and "R2        passed" in run.stdout
 
 
+@pytest.mark.slow
 def test_a_target_that_changes_the_process_around_it_does_not_reach_the_certificate(tmp_path: Path) -> None:
     """A splice that moves to /, points sys.stdout and sys.stderr at /dev/null, lowers
     the recursion limit and loads another Hypothesis profile: the certificate
@@ -329,6 +334,7 @@ def _safety_net() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
+@pytest.mark.slow
 def test_a_target_that_hoards_memory_meets_the_memory_limit(tmp_path: Path) -> None:
     """64 MiB kept per splice, for ever: with ``--memory-limit 1024`` the worker's
     allocation fails inside the splice and is judged (``violated``, MemoryError)."""
@@ -470,6 +476,7 @@ def test_a_target_that_exits_in_certifys_exhaustive_search_is_an_error_in_the_ce
 
 
 @pytest.mark.parametrize("command", sorted(SUPERVISED))
+@pytest.mark.slow
 def test_a_supervised_subcommand_prints_what_it_prints_in_process(tmp_path: Path, command: str) -> None:
     """The worker's lines are printed by rollcert's own process: the output and the
     exit status are those of ``--in-process`` (the code before supervision)."""
@@ -485,6 +492,7 @@ def test_a_supervised_subcommand_prints_what_it_prints_in_process(tmp_path: Path
     assert supervised.stderr == in_process.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_thread_the_target_leaves_running_does_not_keep_smoke_alive(tmp_path: Path) -> None:
     """``rollcert smoke`` printed its lines and then never exited (the interpreter
     waits for non-daemon threads); its worker is now stopped after a grace period."""
@@ -544,6 +552,7 @@ def test_ctrl_c_stops_a_supervised_explore_and_leaves_no_process_behind(tmp_path
     assert stderr == "rollcert: interrupted\n" and stdout == ""
 
 
+@pytest.mark.slow
 def test_a_20_mb_wrong_buffer_is_drawn_around_the_difference_not_quoted_whole(tmp_path: Path) -> None:
     """Before: every drawing and the reason quoted the whole buffer (a 40 MB
     reason, 680 MB of peak memory for a 20 MB answer)."""

@@ -161,6 +161,7 @@ def test_certify_against_a_hostile_server_is_an_error_in_bounded_memory(
     assert 0 < run.peak_kb < MEMORY_LIMIT_KB, f"rollcert peaked at {run.peak_kb} KiB"
 
 
+@pytest.mark.slow
 def test_a_slow_server_is_reported_while_rollcert_waits(capsys: pytest.CaptureFixture[str]) -> None:
     server = SubprocessServer([sys.executable, str(FAKES / "hang.py")], 2.5)  # progress starts after 2 s
     try:
@@ -234,6 +235,7 @@ def test_smoke_reports_a_native_panic_of_the_adapter_as_an_error(
         ("stderr", "error", "its last stderr lines: dying \\x1b[2J"),
     ],
 )
+@pytest.mark.slow
 def test_a_server_cannot_steer_the_terminal_through_its_words(mode: str, verdict: str, words: str) -> None:
     """Escape sequences, line breaks and a right-to-left override in the server's
     name, its error messages and its stderr reach neither the terminal nor the

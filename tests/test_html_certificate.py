@@ -130,6 +130,7 @@ def test_the_page_is_self_contained() -> None:
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_html_command_draws_a_json_certificate(tmp_path: Path) -> None:
     certificate, page = tmp_path / "c.json", tmp_path / "c.html"
     made = subprocess.run(

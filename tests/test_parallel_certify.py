@@ -180,6 +180,7 @@ def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     assert "(default: quick)" in text and "-j N, --jobs N" in text and "--quiet" in text
 
 
+@pytest.mark.slow
 def test_a_property_run_does_not_depend_on_what_was_imported_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hypothesis draws now and then from the literals of the local modules
     imported so far; a serial run imports more before each property than a

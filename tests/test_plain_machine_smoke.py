@@ -18,6 +18,7 @@ from rollcert.specimens import load_all  # noqa: E402
 from rollcert.stateful_tests.machines import rules_for  # noqa: E402
 
 
+@pytest.mark.slow
 def test_plain_machine_finds_best_effort_log() -> None:
     target = load_all()["best_effort_log"].target
     assert target is not None

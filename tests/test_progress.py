@@ -140,6 +140,7 @@ def _on_a_terminal(tmp_path: Path, *arguments: str) -> tuple[int, str, str]:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.slow
 def test_on_a_terminal_the_display_appears_and_ends_with_the_verdicts(tmp_path: Path, jobs: str) -> None:
     status, stdout, stderr = _on_a_terminal(tmp_path, "specimen:fifo_replay", "--only", "R1,R3,S1", "-j", jobs)
     assert status == 1

@@ -186,6 +186,7 @@ def test_bridge_splice_encoding_equals_splice_bytes(case: tuple[bytes, int, int,
 
 @BRIDGE_SETTINGS
 @given(buffer_and_splice())
+@pytest.mark.slow
 def test_bridge_inverse_encoding_equals_the_concrete_inverse(case: tuple[bytes, int, int, bytes]) -> None:
     buffer, offset, delete_length, insert = case
     symbolic_buffer = literal_buffer(buffer, "B")
@@ -238,6 +239,7 @@ def _encoded_history(initial: bytes, edits: list[tuple[int, int, bytes]]) -> tup
 
 @BRIDGE_SETTINGS
 @given(splice_sequences())
+@pytest.mark.slow
 def test_bridge_lifo_encoding_equals_the_reference_model(case: tuple[bytes, list[tuple[int, int, bytes]]]) -> None:
     initial, edits = case
     forward, backward = _encoded_history(initial, edits)
@@ -256,6 +258,7 @@ def test_bridge_lifo_encoding_equals_the_reference_model(case: tuple[bytes, list
 @pytest.mark.skipif(JournaledBuffer is None, reason="impl.JournaledBuffer is not importable")
 @BRIDGE_SETTINGS
 @given(splice_sequences())
+@pytest.mark.slow
 def test_bridge_lifo_encoding_equals_journaled_buffer(case: tuple[bytes, list[tuple[int, int, bytes]]]) -> None:
     initial, edits = case
     forward, backward = _encoded_history(initial, edits)

@@ -85,6 +85,7 @@ def test_a_version_1_server_declares_what_version_1_carries() -> None:
     assert target.capabilities == WIRE_CAPABILITIES and target.notes["protocol"] == PROTOCOL_VERSION
 
 
+@pytest.mark.slow
 def test_cli_certify_and_smoke_over_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certify", REFERENCE_TEXT, "--only", "R1"]) == 0
     assert "R1        passed" in capsys.readouterr().out

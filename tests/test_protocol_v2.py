@@ -220,6 +220,7 @@ def test_a_kill_after_the_reply_keeps_the_operation(reference: SubprocessServer)
 
 
 @pytest.mark.parametrize(("where", "expected"), [("before-sync", b"abc"), ("after-sync", b"xabc")])
+@pytest.mark.slow
 def test_a_sigkill_inside_a_durable_splice_recovers_the_state_before_or_after(where: str, expected: bytes) -> None:
     """The server pauses before (or after) the fsync of the splice's record; the
     kill, 4 ms into the request, lands in the pause: an unsynced record is lost

@@ -32,6 +32,7 @@ def _pytest(directory: Path, *arguments: str) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow
 def test_one_item_per_property_named_by_its_id_in_the_suite_order(tmp_path: Path) -> None:
     listings = [
         _pytest(tmp_path, "--collect-only", "-q", "--rollcert-target", "bundled", "--rollcert-only", "S1,r2,R0")
@@ -43,6 +44,7 @@ def test_one_item_per_property_named_by_its_id_in_the_suite_order(tmp_path: Path
     assert second == first  # nothing random: every xdist worker collects the same
 
 
+@pytest.mark.slow
 def test_no_items_without_the_option(tmp_path: Path) -> None:
     completed = _pytest(tmp_path, "--collect-only", "-q")
     assert "rollcert::" not in completed.stdout
@@ -56,6 +58,7 @@ def test_no_items_without_the_option(tmp_path: Path) -> None:
         (["--rollcert-target", "no_such_module:TARGET"], "cannot import module 'no_such_module'"),
     ],
 )
+@pytest.mark.slow
 def test_bad_options_are_usage_errors(tmp_path: Path, arguments: list[str], message: str) -> None:
     if "--rollcert-target" not in arguments:
         arguments = ["--rollcert-target", "bundled", *arguments]
@@ -64,6 +67,7 @@ def test_bad_options_are_usage_errors(tmp_path: Path, arguments: list[str], mess
     assert message in completed.stderr
 
 
+@pytest.mark.slow
 def test_a_harness_error_is_an_error_not_a_failure(tmp_path: Path) -> None:
     (tmp_path / "broken_target.py").write_text(BROKEN_TARGET)
     completed = _pytest(tmp_path, "--rollcert-target", "broken_target:BROKEN", "--rollcert-only", "R0,S1")

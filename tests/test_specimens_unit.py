@@ -176,6 +176,7 @@ def _draw_operation(data: st.DataObject, state: ModelState) -> Operation:
     policy=st.sampled_from(["reject", "evict_oldest"]),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_naive_buffer_agrees_with_the_model(
     initial: bytes, capacity: int | None, policy: Policy, data: st.DataObject
 ) -> None:

@@ -129,6 +129,7 @@ def test_undo_crosses_an_out_of_log_write_silently(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["textual-focused", "prompt_toolkit-focused"])
+@pytest.mark.slow
 def test_offsets_are_sound_without_the_set_aside_findings(target: str) -> None:
     result = _run(target).results["R2"]
     assert result.verdict == "passed" and result.coverage["shifted"] > 0, (target, result.reason)
@@ -145,6 +146,7 @@ PYCRDT_LIFO_TRACE = (
 )
 
 
+@pytest.mark.slow
 def test_pycrdt_undo_of_an_insert_restored_by_undo_leaves_part_of_it() -> None:
     """A bug, not a design choice: no out-of-log write is involved, only splices and undos."""
     pytest.importorskip(_package("pycrdt-focused"))
