@@ -41,6 +41,7 @@ never taken for success. That one worker is a plain fork where it is safe
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import signal
 from collections.abc import Callable
@@ -150,11 +151,13 @@ def _work(
             target = source.resolve()
             sink = _PipeSink(connection) if report else None
             result = run_property(target, property_id, PROFILES[profile], seed, progress=sink)
+            del target  # collected below, before the parent hears the result
             message: tuple[Any, ...] = ("result", result)
         except KeyboardInterrupt:
             return  # the parent was interrupted too, and says so
         except BaseException as error:  # a failure to resolve or to run is this property's error
             message = ("failed", f"{type(error).__name__}: {error}")
+        _release_what_the_work_started()
         try:
             connection.send(message)
         except Exception as error:  # say why the result could not travel
@@ -163,6 +166,16 @@ def _work(
         return
     finally:
         connection.close()
+
+
+def _release_what_the_work_started() -> None:
+    """Stop what a worker's work started and no longer holds: a protocol server's
+    process group, a durable buffer's state directory (their finalizers run when
+    they are collected). A worker ends with ``os._exit``, which runs no finalizer
+    left for interpreter exit, so this runs before the parent hears the result
+    and may exit: else the servers a target started outlive rollcert (found by
+    ``rollcert smoke`` on a server that forks a child, once smoke ran in a worker)."""
+    gc.collect()
 
 
 def _context() -> BaseContext:
@@ -412,6 +425,7 @@ def _work_supervised(work: Callable[[Say], object], connection: Connection) -> N
                 message = ("usage", str(error))
             except BaseException as error:  # no traceback: one line, and --in-process for a debugger
                 message = ("failed", describe_exception(error))
+        _release_what_the_work_started()
         _flush_standard_streams()
         try:
             connection.send(message)
