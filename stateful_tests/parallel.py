@@ -157,15 +157,21 @@ def _work(
             return  # the parent was interrupted too, and says so
         except BaseException as error:  # a failure to resolve or to run is this property's error
             message = ("failed", f"{type(error).__name__}: {error}")
-        _release_what_the_work_started()
-        try:
-            connection.send(message)
-        except Exception as error:  # say why the result could not travel
-            connection.send(("failed", f"the result could not be sent to the parent: {type(error).__name__}: {error}"))
+        _report(connection, message)
     except (KeyboardInterrupt, BrokenPipeError):
         return
     finally:
         connection.close()
+
+
+def _report(connection: Connection, message: tuple[Any, ...]) -> None:
+    """A worker's last word: release what its work started, then send ``message``
+    (or, if it cannot travel, why not)."""
+    _release_what_the_work_started()
+    try:
+        connection.send(message)
+    except Exception as error:  # say why the result could not travel
+        connection.send(("failed", f"the result could not be sent to the parent: {describe_exception(error)}"))
 
 
 def _release_what_the_work_started() -> None:
@@ -425,12 +431,8 @@ def _work_supervised(work: Callable[[Say], object], connection: Connection) -> N
                 message = ("usage", str(error))
             except BaseException as error:  # no traceback: one line, and --in-process for a debugger
                 message = ("failed", describe_exception(error))
-        _release_what_the_work_started()
         _flush_standard_streams()
-        try:
-            connection.send(message)
-        except Exception as error:  # say why the result could not travel
-            connection.send(("failed", f"the result could not be sent to the parent: {describe_exception(error)}"))
+        _report(connection, message)
     except (KeyboardInterrupt, BrokenPipeError):
         return
     finally:
