@@ -59,7 +59,7 @@ WHY_MISSED: dict[str, str] = {
 }
 
 
-def _row(
+def value_row(
     name: str,
     label: str,
     value: float,
@@ -68,10 +68,17 @@ def _row(
     target: str,
     met: bool,
     note: str,
+    *,
+    limit: float | None = None,
+    ratio: float | None = None,
+    ratio_low: float | None = None,
 ) -> dict[str, object]:
     """A row of ``benchmarks.run``'s table for a measurement that is not a timing
-    pair: ``value`` and ``baseline_value`` in the unit the note names."""
-    ratio = value / baseline_value if baseline_value else None
+    pair: ``value`` and ``baseline_value`` in the unit the note names. ``ratio``
+    defaults to their quotient; ``ratio_low`` (the best and p10 columns) to ``ratio``."""
+    if ratio is None and baseline_value:
+        ratio = value / baseline_value
+    low = ratio if ratio_low is None else ratio_low
     if not met and name in WHY_MISSED:
         note = f"{note}; missed because: {WHY_MISSED[name]}"
     return {
@@ -86,10 +93,10 @@ def _row(
         "baseline_best_us": baseline_value,
         "baseline_p10_us": baseline_value,
         "ratio": ratio,
-        "ratio_best": ratio,
-        "ratio_p10": ratio,
+        "ratio_best": low,
+        "ratio_p10": low,
         "target": target,
-        "limit": None,
+        "limit": limit,
         "met": "yes" if met else "NO",
         "note": note,
     }
@@ -124,7 +131,7 @@ def thorough_rows(seed: int = 0) -> tuple[list[dict[str, object]], dict[str, Any
         f"CPU seconds (wall {wall_total:.0f} s; load average {os.getloadavg()[0]:.1f}); verdicts "
         f"{', '.join(sorted(verdicts))}; slowest {slowest} ({share:.0%} of the CPU time)"
     )
-    row = _row(
+    row = value_row(
         "thorough, every property, one process",
         f"seed {seed}",
         cpu_total,
@@ -166,7 +173,7 @@ def suite_rows(seeds: int) -> tuple[list[dict[str, object]], dict[str, Any]]:
         return ", ".join(f"{name} {measured[name][detail]}" for name in names)
 
     rows = [
-        _row(
+        value_row(
             "specimens found in every seed",
             f"{seeds} seeds",
             count - len(not_found),
@@ -176,7 +183,7 @@ def suite_rows(seeds: int) -> tuple[list[dict[str, object]], dict[str, Any]]:
             not not_found,
             f"specimens, not us; short of {seeds}/{seeds}: {listed(not_found, 'found')}",
         ),
-        _row(
+        value_row(
             "specimens found with median < 1 s",
             f"{seeds} seeds",
             count - len(slow),
@@ -187,7 +194,7 @@ def suite_rows(seeds: int) -> tuple[list[dict[str, object]], dict[str, Any]]:
             f"specimens, not us (median of all {statistics.median(medians):.2f} s, including minimising); "
             f"over: {listed(slow, 'median_seconds')} (seconds)",
         ),
-        _row(
+        value_row(
             "specimens minimal in >= 9/10 seeds",
             f"{seeds} seeds",
             len(with_known) - len(not_minimal),
@@ -212,7 +219,7 @@ def test_tier_rows() -> tuple[list[dict[str, object]], dict[str, Any]]:
     tail = completed.stdout.strip().splitlines()[-1] if completed.stdout.strip() else ""
     passed = re.search(r"(\d+) passed", tail)
     failed = re.search(r"(\d+) (failed|error)", tail)
-    row = _row(
+    row = value_row(
         "fast test tier (pytest -m 'not slow')",
         f"{passed.group(1) if passed else '?'} tests",
         seconds,
@@ -243,7 +250,7 @@ def buffer_memory_rows(size: int = 4 * 1024 * 1024) -> tuple[list[dict[str, obje
     finally:
         tracemalloc.stop()
     per_byte = held / size
-    row = _row(
+    row = value_row(
         "buffer bytes per byte of text",
         f"{size // (1024 * 1024)} MiB",
         per_byte,

@@ -66,6 +66,7 @@ from benchmarks.baselines import SeedLikeBuffer
 from benchmarks.baselines import SQLiteEditStore
 from benchmarks.baselines import encode_record
 from benchmarks.issue_rows import WHY_MISSED
+from benchmarks.issue_rows import value_row
 from rollcert.impl import JournaledBuffer
 from rollcert.impl.file_journal import open_durable_buffer
 from rollcert.impl.storage import RealDirectory
@@ -528,50 +529,36 @@ def _row(
 
 def _memory_row(packed: float, tuples: float, records: int) -> dict[str, object]:
     """Bytes per record (not µs): the packed journal against tuple records, and the limit."""
-    return {
-        "row": "journal bytes/record (overhead)",
-        "size": None,
-        "size_label": f"{records:,} rec",
-        "impl_us": packed,
-        "impl_best_us": packed,
-        "impl_p10_us": packed,
-        "baseline": "deque of tuple records (bytes)",
-        "baseline_us": tuples,
-        "baseline_best_us": tuples,
-        "baseline_p10_us": tuples,
-        "ratio": packed / tuples,
-        "ratio_best": packed / tuples,
-        "ratio_p10": packed / tuples,
-        "target": f"<= {RECORD_OVERHEAD_LIMIT} bytes",
-        "limit": RECORD_OVERHEAD_LIMIT,
-        "met": "yes" if packed <= RECORD_OVERHEAD_LIMIT else "NO",
-        "note": "bytes, not us: tracemalloc after that many 8-byte same-length splices, minus the 8 removed bytes",
-    }
+    return value_row(
+        "journal bytes/record (overhead)",
+        f"{records:,} rec",
+        packed,
+        "deque of tuple records (bytes)",
+        tuples,
+        f"<= {RECORD_OVERHEAD_LIMIT} bytes",
+        packed <= RECORD_OVERHEAD_LIMIT,
+        "bytes, not us: tracemalloc after that many 8-byte same-length splices, minus the 8 removed bytes",
+        limit=RECORD_OVERHEAD_LIMIT,
+    )
 
 
 def _machine_row(property_id: str, rate: dict[str, Any]) -> dict[str, object]:
     """Steps per second (not µs): rollcert's quick run against the plain machine."""
     ratio = rate["ratio_median_of_pairs"]
-    return {
-        "row": f"certification steps/s, {property_id}",
-        "size": None,
-        "size_label": "-",
-        "impl_us": rate["rollcert_steps_per_second"],
-        "impl_best_us": rate["rollcert_steps_per_second"],
-        "impl_p10_us": rate["rollcert_steps_per_second"],
-        "baseline": "plain Hypothesis machine (steps/s)",
-        "baseline_us": rate["plain_steps_per_second"],
-        "baseline_best_us": rate["plain_steps_per_second"],
-        "baseline_p10_us": rate["plain_steps_per_second"],
-        "ratio": ratio,
-        "ratio_best": rate["ratio_min_of_pairs"],
-        "ratio_p10": rate["ratio_min_of_pairs"],
-        "target": ">= 1.0x plain",
-        "limit": 1.0,
-        "met": "yes" if ratio >= 1.0 else "NO",
-        "note": "steps per CPU second, not us; ratio = rollcert/plain (higher is better), median of seed pairs; "
+    return value_row(
+        f"certification steps/s, {property_id}",
+        "-",
+        rate["rollcert_steps_per_second"],
+        "plain Hypothesis machine (steps/s)",
+        rate["plain_steps_per_second"],
+        ">= 1.0x plain",
+        ratio >= 1.0,
+        "steps per CPU second, not us; ratio = rollcert/plain (higher is better), median of seed pairs; "
         "ratio(p10) column shows the worst pair",
-    }
+        limit=1.0,
+        ratio=ratio,
+        ratio_low=rate["ratio_min_of_pairs"],
+    )
 
 
 def _durable_directory(requested: str | None) -> str:
