@@ -567,6 +567,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_environment() -> None:
+    """The environment is the user's input too: a bad ``$ROLLCERT_CALL_TIMEOUT`` is a
+    usage error before any command runs, not an error the target is blamed for
+    halfway (``rollcert smoke`` reported it as "the adapter raised UsageError")."""
+    from rollcert.stateful_tests.judge import call_timeout
+
+    call_timeout()
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -576,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exit_request:  # --help and --version
             return 0 if exit_request.code in (0, None) else USAGE_ERROR
         command = {c.name: c for c in (*BUILT_IN, *COMMANDS.values())}[args.command]
+        _check_environment()
         return command.run(args)
     except UsageError as error:
         print(f"rollcert: {error}", file=sys.stderr)

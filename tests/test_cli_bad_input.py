@@ -71,3 +71,15 @@ def test_an_output_path_is_checked_before_the_run(tmp_path: Path, capsys: pytest
     """A long run must not end in 'cannot write': nothing is certified first."""
     assert main(["certify", "--json", str(tmp_path / "missing" / "c.json")]) == 3
     assert "certificate for" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["smoke", "bundled"], ["replay", "bundled", "--trace", "{}"], ["explore", "--depth", "1"]])
+def test_a_bad_call_timeout_in_the_environment_is_a_usage_error_for_every_command(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rollcert smoke`` used to blame the adapter for it (exit 2, "the adapter raised UsageError")."""
+    monkeypatch.setenv("ROLLCERT_CALL_TIMEOUT", "inf")
+    assert main(command) == 3
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "rollcert: $ROLLCERT_CALL_TIMEOUT must be a finite number of seconds (0: no limit), got 'inf'"
+    assert "adapter" not in captured.out
