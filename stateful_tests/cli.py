@@ -334,14 +334,12 @@ def _search_in_worker(
 
 def _set_call_timeout(seconds: float | None) -> None:
     """``--call-timeout`` goes through the environment, so that the worker
-    processes the properties run in inherit it; a bad $ROLLCERT_CALL_TIMEOUT
-    is refused here, before the run."""
+    processes the properties run in inherit it (a bad $ROLLCERT_CALL_TIMEOUT
+    was refused by :func:`_check_environment`, before any command ran)."""
     from rollcert.stateful_tests.judge import CALL_TIMEOUT_VARIABLE
-    from rollcert.stateful_tests.judge import call_timeout
 
     if seconds is not None:
         os.environ[CALL_TIMEOUT_VARIABLE] = repr(seconds)
-    call_timeout()
 
 
 def _source_date() -> str:
