@@ -108,7 +108,7 @@ def thorough_rows(seed: int = 0) -> tuple[list[dict[str, object]], dict[str, Any
     from rollcert.model.properties import ALL_PROPERTY_IDS
     from rollcert.stateful_tests.certify import certify_property
     from rollcert.stateful_tests.profiles import PROFILES
-    from rollcert.stateful_tests.targets import resolve_target
+    from rollcert.targets.resolve import resolve_target
 
     target = resolve_target("bundled")
     profile = PROFILES["thorough"]
@@ -146,7 +146,7 @@ def thorough_rows(seed: int = 0) -> tuple[list[dict[str, object]], dict[str, Any
 
 def suite_rows(seeds: int) -> tuple[list[dict[str, object]], dict[str, Any]]:
     """SPEC §7's suite targets over ``seeds`` seeds of every specimen (``benchmarks.suite``)."""
-    from benchmarks.suite import SHORTEST
+    from benchmarks.shortest import SHORTEST
     from benchmarks.suite import measure
 
     measured = measure(seeds)

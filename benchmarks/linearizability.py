@@ -39,7 +39,7 @@ from rollcert.stateful_tests.concurrency import programs
 from rollcert.stateful_tests.concurrency import run_program
 from rollcert.stateful_tests.linearizability import check
 from rollcert.stateful_tests.profiles import PROFILES
-from rollcert.stateful_tests.targets import resolve_target
+from rollcert.targets.resolve import resolve_target
 
 SPECIMENS = ("unlocked_buffer", "lock_per_rollback_step", "unlocked_between_journal_and_mutation", "unlocked_observations")
 CONTROLS = ("bundled", "rollcert.specimens.locked_naive_control:TARGET")

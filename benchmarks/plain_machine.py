@@ -43,7 +43,7 @@ For each rollback-class specimen (its story property) and seeds 0..N-1 it runs
 rollcert's machine (``certify_property`` with the quick profile, in this
 process) and the plain machine (in a child process, one per run), interleaved
 so that a noisy neighbour hits both alike, and prints found/N, minimal/N (the
-shrunk length against ``benchmarks.suite.SHORTEST``), median and max seconds
+shrunk length against ``benchmarks.shortest.SHORTEST``), median and max seconds
 including shrinking, and the ratio of medians (plain / rollcert). A plain run
 that did not find the bug within its budget contributes its budget (or the
 time it took to give up) to the median, so a ratio with ``>`` in front of it is
@@ -100,9 +100,6 @@ from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.reference import POLICIES
 from rollcert.model.reference import splice_bytes
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES
@@ -110,6 +107,9 @@ from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.machines import RULES as ROLLCERT_RULES
 from rollcert.stateful_tests.machines import rules_for
 from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
 
 #: The rollback-class specimens SPEC §7's comparison is about.
 ROLLBACK_SPECIMENS = (
@@ -441,7 +441,7 @@ def compare(
     progress: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """rollcert's quick machine and the plain machine, per specimen, on the same seeds, interleaved."""
-    from benchmarks.suite import SHORTEST
+    from benchmarks.shortest import SHORTEST
     from rollcert.specimens import load_all
     from rollcert.stateful_tests.certify import certify_property
 
@@ -525,8 +525,8 @@ def throughput(
 ) -> dict[str, dict[str, Any]]:
     """Steps per second of rollcert's quick machine and of the plain machine, per
     property, on the bundled implementation, the two run back to back per seed."""
-    from rollcert.stateful_tests.adapters.bundled import TARGET
     from rollcert.stateful_tests.certify import certify_property
+    from rollcert.targets.adapters.bundled import TARGET
 
     profile = PROFILES["quick"]
     rows: dict[str, dict[str, Any]] = {}

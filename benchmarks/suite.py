@@ -21,38 +21,10 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks.shortest import SHORTEST
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import PROFILES
-
-#: Shortest counterexample lengths from `rollcert explore` (BFS), per specimen; for
-#: first_match_scan, from the exhaustive test's longer starting buffer.
-SHORTEST = {
-    "best_effort_log": 2,
-    "depth_checkpoints": 5,  # with the R3 machine's operations (3 with adopt_current)
-    "evict_newest": 3,
-    "fifo_replay": 3,
-    "first_match_scan": 2,
-    "no_divergence_check": 3,
-    # R5, by argument rather than search: a torn record needs only the crash of one
-    # splice, and so does a lost fsync (a crash that comes after the splice
-    # returned). A damaged record that is not the last needs one edit and the
-    # damage: every open appends a serial floor, so the edit's record is not the
-    # last (a bit flip, a record out of place, a second writer's append).
-    # A flush that does not sync needs an edit, the flush and a crash.
-    # Checked by search as far as the minimiser's small scope goes
-    # (stateful_tests/small_scope.py): from b'' and b'a', in both durability
-    # modes, no trace of 1 step fails skip_bad_record, crc_only or
-    # no_writer_lock (26 each), and none of 1-2 steps fails flush_without_sync
-    # (750 per-operation, 734 batched). A corruption needs a record to damage,
-    # so no R5 damage story is shorter than 2.
-    "torn_tail_applied": 1,
-    "mutate_before_fsync": 1,
-    "skip_bad_record": 2,
-    "crc_only": 2,
-    "no_writer_lock": 2,
-    "flush_without_sync": 3,
-}
 
 
 def measure(seeds: int, only: frozenset[str] | None = None) -> dict[str, dict[str, object]]:

@@ -63,7 +63,7 @@ COMMANDS: dict[str, list[str]] = {
 def _seconds(arguments: list[str]) -> float:
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", *arguments],
+        [sys.executable, "-m", "rollcert.command.cli", *arguments],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
     )
     return time.perf_counter() - started

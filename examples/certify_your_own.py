@@ -12,11 +12,11 @@ Run: python examples/certify_your_own.py
 from __future__ import annotations
 
 from rollcert.model.errors import UnreachableRollbackError
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import UnsupportedOperations
 from rollcert.stateful_tests.certify import certify
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import UnsupportedOperations
 
 
 class SnapshotLog:

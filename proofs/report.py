@@ -2,7 +2,7 @@
 CrossHair checks, and the same as JSON (schema ``rollcert-proofs/1``).
 
 The options are parsed by rollcert's one command line
-(:mod:`rollcert.stateful_tests.cli`); this module only runs and reports.
+(:mod:`rollcert.command.cli`); this module only runs and reports.
 Exit status 0 only when every theorem is PROVED and every refutation REFUTED
 (with a counterexample that re-checked concretely); 1 otherwise, including any
 UNKNOWN: a proof that did not finish is not a proof.

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.python_object import PythonBufferAdapter
 
 #: What a specimen can be driven on, unless it says otherwise.
 SPECIMEN_CAPABILITIES = frozenset(

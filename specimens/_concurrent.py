@@ -15,10 +15,10 @@ from typing import Any
 
 from rollcert.specimens import SPECIMEN_CAPABILITIES
 from rollcert.specimens._base import NaiveJournaledBuffer
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapters.python_object import PythonBufferAdapter
 
 #: What the R7 specimens and the control can be driven on: the usual, and threads.
 CONCURRENT_CAPABILITIES = SPECIMEN_CAPABILITIES | {Capability.CONCURRENT}

@@ -2,7 +2,7 @@
 
 A diff specimen is a :class:`~rollcert.impl.diffs.DiffableBuffer` subclass with
 one planted bug, driven through the bundled diff adapter
-(:func:`~rollcert.stateful_tests.adapters.bundled_diffs.specimen_adapter`) on
+(:func:`~rollcert.targets.adapters.bundled_diffs.specimen_adapter`) on
 the diff capabilities; :func:`register_diff` is ``register`` with those set.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rollcert.specimens import register
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
-from rollcert.stateful_tests.adapters.bundled_diffs import specimen_adapter
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
+from rollcert.targets.adapters.bundled_diffs import specimen_adapter
 
 #: Why a wrong accept (an S1 bug: a stale diff applied) is caught by the S2 and S3 machines too.
 WRONG_ACCEPT_ALSO_CAUGHT_BY = {

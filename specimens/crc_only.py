@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rollcert.impl.file_journal import JournalReader
 from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES
-from rollcert.stateful_tests.adapters.durable import durable_specimen
+from rollcert.targets.adapters.durable import DURABLE_CAPABILITIES
+from rollcert.targets.adapters.durable import durable_specimen
 
 
 @register("crc_only", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

@@ -7,8 +7,8 @@ import time
 from rollcert.impl.file_journal import FileJournal
 from rollcert.model.errors import JournalError
 from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES
-from rollcert.stateful_tests.adapters.durable import durable_specimen
+from rollcert.targets.adapters.durable import DURABLE_CAPABILITIES
+from rollcert.targets.adapters.durable import durable_specimen
 
 
 @register("flush_without_sync", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

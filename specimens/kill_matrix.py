@@ -124,7 +124,7 @@ def render_kill_matrix(matrix: KillMatrix) -> str:
 
 def render_kill_matrix_markdown(matrix: KillMatrix, *, profile: str, seed: int) -> str:
     """The specimens page of the docs: each story, its verdicts and its minimal counterexample."""
-    from rollcert.stateful_tests.certificate import format_counterexample
+    from rollcert.reports.certificate import format_counterexample
 
     lines = [
         "# Specimens: deliberately broken implementations",

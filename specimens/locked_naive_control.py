@@ -8,9 +8,9 @@ from __future__ import annotations
 from rollcert.specimens._concurrent import CONCURRENT_CAPABILITIES
 from rollcert.specimens._concurrent import LockedNaiveBuffer
 from rollcert.specimens._concurrent import concurrent_adapter
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
 
 
 def _factory(config: BufferConfig) -> SystemUnderTest:

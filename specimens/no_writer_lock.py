@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rollcert.impl.storage import SimulatedDisk
 from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES
-from rollcert.stateful_tests.adapters.durable import durable_specimen
+from rollcert.targets.adapters.durable import DURABLE_CAPABILITIES
+from rollcert.targets.adapters.durable import durable_specimen
 
 
 @register("no_writer_lock", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

@@ -1,5 +1,5 @@
 """What the specimens add to the ``rollcert`` command, as a plugin
-(:mod:`rollcert.stateful_tests.plugins`): the ``specimen:NAME`` targets,
+(:mod:`rollcert.targets.plugins`): the ``specimen:NAME`` targets,
 ``rollcert specimens`` (the kill matrix), ``rollcert properties`` (the table of
 where each property is stated, checked, broken and proved) and ``rollcert docs``
 (the tour).
@@ -14,14 +14,14 @@ import argparse
 import json
 from pathlib import Path
 
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import TargetError
-from rollcert.stateful_tests.cli import add_run_options
-from rollcert.stateful_tests.cli import check_writable
-from rollcert.stateful_tests.cli import write_output
-from rollcert.stateful_tests.plugins import Command
-from rollcert.stateful_tests.plugins import register_command
-from rollcert.stateful_tests.plugins import register_scheme
+from rollcert.command.cli import add_run_options
+from rollcert.command.cli import check_writable
+from rollcert.command.cli import write_output
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import TargetError
+from rollcert.targets.plugins import Command
+from rollcert.targets.plugins import register_command
+from rollcert.targets.plugins import register_scheme
 
 
 def specimen_target(name: str) -> Target:

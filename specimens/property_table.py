@@ -19,10 +19,10 @@ from rollcert.model import properties as properties_module
 from rollcert.model.properties import PROPERTIES
 from rollcert.proofs.obligations import REGISTRY
 from rollcert.specimens import load_all
-from rollcert.stateful_tests.adapter import Capability
 from rollcert.stateful_tests.diff_machine import RULES_BY_PROPERTY as DIFF_RULES_BY_PROPERTY
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.machines import rules_for
+from rollcert.targets.adapter import Capability
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ def _stated_at(property_id: str) -> str:
 def _checked_by(property_id: str) -> tuple[str, tuple[str, ...]]:
     family = family_of(property_id)
     if family is None:
-        if property_id == "R7":
-            return "concurrency: programs of threads, Wing–Gong checker (stateful_tests/concurrency.py)", ()
         return "—", ()
+    if family.name == "programs":
+        return "concurrency: programs of threads, Wing–Gong checker (stateful_tests/concurrency.py)", ()
     if family.name == "diffs":
         return "diff family (stateful_tests/diff_machine.py)", DIFF_RULES_BY_PROPERTY[property_id]
     return "rollback family (stateful_tests/machines.py)", rules_for(property_id, frozenset(Capability))

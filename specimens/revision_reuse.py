@@ -8,8 +8,8 @@ from rollcert.impl.diffs import DiffableBuffer
 from rollcert.impl.diffs import DiffSnapshot
 from rollcert.impl.journaled_buffer import Checkpoint
 from rollcert.specimens._diff_base import register_diff
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
 
 
 @register_diff(

@@ -7,8 +7,8 @@ from rollcert.impl.file_journal import SPLICE_FIELDS
 from rollcert.impl.file_journal import JournalReader
 from rollcert.impl.file_journal import Recovered
 from rollcert.specimens import register
-from rollcert.stateful_tests.adapters.durable import DURABLE_CAPABILITIES
-from rollcert.stateful_tests.adapters.durable import durable_specimen
+from rollcert.targets.adapters.durable import DURABLE_CAPABILITIES
+from rollcert.targets.adapters.durable import durable_specimen
 
 
 @register("torn_tail_applied", breaks={"R5"}, capabilities=DURABLE_CAPABILITIES, adapter=durable_specimen)

@@ -21,12 +21,12 @@ import inspect
 from dataclasses import dataclass
 
 from rollcert.model.properties import PROPERTIES
+from rollcert.reports.explain import render_text
+from rollcert.reports.explain import rule_sentence
+from rollcert.reports.explain import walkthrough
 from rollcert.specimens import Specimen
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.explain import render_text
-from rollcert.stateful_tests.explain import rule_sentence
-from rollcert.stateful_tests.explain import walkthrough
 
 #: The certification that finds each chapter's counterexample.
 TOUR_PROFILE = "quick"

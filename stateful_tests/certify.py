@@ -22,8 +22,6 @@ from contextlib import contextmanager
 from contextlib import nullcontext
 from contextlib import suppress
 from dataclasses import replace
-from functools import partial
-from typing import TYPE_CHECKING
 from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
@@ -36,11 +34,6 @@ from hypothesis.stateful import get_state_machine_test
 
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import NotAssessable
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import describe_exception
-from rollcert.stateful_tests.adapter import exception_message
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
@@ -48,17 +41,20 @@ from rollcert.stateful_tests.judge import interrupted_by_user
 from rollcert.stateful_tests.judge import watching_for_ctrl_c
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
-from rollcert.stateful_tests.progress import Budget
-from rollcert.stateful_tests.progress import ProgressSink
-from rollcert.stateful_tests.progress import Sampler
+from rollcert.stateful_tests.program_family import ProgramFamily
+from rollcert.stateful_tests.progress_events import Budget
+from rollcert.stateful_tests.progress_events import ProgressSink
+from rollcert.stateful_tests.progress_events import Sampler
 from rollcert.stateful_tests.shrink import minimise
 from rollcert.stateful_tests.verdicts import VERDICTS
 from rollcert.stateful_tests.verdicts import CertificateData
 from rollcert.stateful_tests.verdicts import Counterexample
 from rollcert.stateful_tests.verdicts import PropertyResult
-
-if TYPE_CHECKING:  # the parallel runner is imported only when -j asks for it
-    from rollcert.stateful_tests.parallel import TargetSource
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import NotAssessable
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import describe_exception
+from rollcert.targets.adapter import exception_message
 
 #: The records live in verdicts.py; they are named here too, where most callers look.
 __all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "certify", "certify_property", "run_to_verdict"]
@@ -153,7 +149,7 @@ def without_local_constants() -> Iterator[None]:
 
 
 def _budget(property_id: str, profile: Profile) -> Budget | None:
-    if property_id == "R7":  # programs run many times each: no step budget to show
+    if isinstance(family_of(property_id), ProgramFamily):  # programs run many times each: no step budget
         return None
     examples = profile.max_examples * profile.rounds
     return Budget(examples, examples * profile.steps_per_example)
@@ -162,10 +158,6 @@ def _budget(property_id: str, profile: Profile) -> Budget | None:
 def _certify_property(
     target: Target, property_id: str, profile: Profile, seed: int, progress: ProgressSink | None
 ) -> PropertyResult:
-    if property_id == "R7":  # linearizability: the concurrent family, one module of its own
-        from rollcert.stateful_tests.concurrency import certify_linearizability
-
-        return certify_linearizability(target, profile, seed)
     prop = PROPERTIES.get(property_id)
     family = family_of(property_id)
     if prop is None or family is None:
@@ -178,6 +170,8 @@ def _certify_property(
         return PropertyResult(
             property_id, "not_assessed", prop.title, reason=f"the target lacks the capability: {names}"
         )
+    if isinstance(family, ProgramFamily):  # programs, not a step machine: the family runs them
+        return family.certify(target, property_id, profile, seed)
     tracker = Tracker(property_id)
     try:
         machine = family.build_machine(target, property_id, tracker)
@@ -341,6 +335,11 @@ def _sampling(progress: ProgressSink | None, property_id: str, tracker: _Tracker
     return Sampler(progress, property_id, lambda: (tracker.examples, tracker.steps))
 
 
+#: Runs a list of properties somewhere else (worker processes: rollcert.command.parallel)
+#: and hands back their results: ``(property_ids, profile name, seed, progress) -> results``.
+PropertiesRunner = Callable[[Sequence[str], str, int, "ProgressSink | None"], dict[str, PropertyResult]]
+
+
 def certify(
     target: Target,
     *,
@@ -348,47 +347,22 @@ def certify(
     seed: int = 0,
     only: tuple[str, ...] | None = None,
     target_text: str | None = None,
-    jobs: int = 1,
-    source: TargetSource | None = None,
     progress: ProgressSink | None = None,
-    isolate: bool = False,
-    memory_limit: int | None = None,
+    run_properties: PropertiesRunner | None = None,
 ) -> CertificateData:
     """Certify every property (or ``only`` some) of ``target``. ``target_text``
     is the TARGET exactly as the user typed it, for the replay commands (a
     ``module:attr`` or a subprocess command line, not the target's display name).
 
-    With ``jobs`` above 1 the properties run in up to ``jobs`` worker processes
-    (:mod:`rollcert.stateful_tests.parallel`), each resolving the target anew from
-    ``source`` (default: ``target_text``; a Target holds closures and is never
-    pickled); the verdicts and counterexamples are those of a serial run.
-
-    With ``isolate`` every property runs in a worker process even with one job
-    (``rollcert certify`` does): a target that calls ``os._exit``, crashes the
-    interpreter, leaves a thread running, changes the working directory or
-    ``sys.stdout``, or fills memory takes down one property's worker, which is
-    then ``error``, never the run (an ``os._exit(0)`` used to end ``rollcert
-    certify`` with exit status 0 and no certificate). It costs one fork of the
-    forkserver per property, and the target resolved again in it: 30-170 ms a
-    property for a small Python target.
-
-    ``memory_limit`` (bytes; only with worker processes) caps each worker's
-    address space: a target that allocates without bound gets a ``MemoryError``
-    (judged like any undocumented exception) instead of the machine's memory."""
+    By default every property runs here, one after the other. ``run_properties``
+    runs them elsewhere instead — the command's worker processes
+    (:func:`rollcert.command.parallel.certify_in_workers_or_here`), which isolate a
+    target that crashes or hangs and spread properties over cores; the verdicts and
+    counterexamples are those of a serial run either way."""
     chosen = PROFILES[profile]
     property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
-    if (jobs > 1 and len(property_ids) > 1) or (isolate and property_ids):
-        from rollcert.stateful_tests.parallel import TargetSource
-        from rollcert.stateful_tests.parallel import certify_in_workers
-
-        if source is None:
-            if target_text is None or target.set_aside:
-                raise ValueError(
-                    "certify(jobs > 1 or isolate) re-resolves the target in each worker: give source=TargetSource(...)"
-                )
-            source = TargetSource(target_text)
-        run_property = certify_property if memory_limit is None else partial(_certify_within, memory_limit)
-        results = certify_in_workers(run_property, source, property_ids, profile, seed, max(jobs, 1), progress)
+    if run_properties is not None and property_ids:
+        results = run_properties(property_ids, profile, seed, progress)
     else:
         results = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in property_ids}
     for result in results.values():
@@ -397,19 +371,6 @@ def certify(
     if "R0" in results:
         _fold_into_master(results)
     return CertificateData(target, profile, seed, results)
-
-
-def _certify_within(
-    memory_limit: int, target: Target, property_id: str, profile: Profile, seed: int, *,
-    progress: ProgressSink | None = None,
-) -> PropertyResult:
-    """:func:`certify_property` in a worker process whose address space is capped
-    at ``memory_limit`` bytes (``RLIMIT_AS``; the worker is the only process it
-    binds). Module-level, so that it travels to the worker by reference."""
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    return certify_property(target, property_id, profile, seed, progress=progress)
 
 
 def _fold_into_master(results: dict[str, PropertyResult]) -> None:

@@ -67,13 +67,6 @@ from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.properties import R7
 from rollcert.model.properties import ConcurrentCall
 from rollcert.model.reference import Outcome
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import exact_bytes
-from rollcert.stateful_tests.adapter import observed_int
 from rollcert.stateful_tests.linearizability import DEFAULT_BUDGET
 from rollcert.stateful_tests.linearizability import Action
 from rollcert.stateful_tests.linearizability import Call
@@ -89,8 +82,16 @@ from rollcert.stateful_tests.linearizability import check
 from rollcert.stateful_tests.linearizability import overlapping
 from rollcert.stateful_tests.linearizability import replay_order
 from rollcert.stateful_tests.profiles import Profile
+from rollcert.stateful_tests.program_family import ProgramFamily
 from rollcert.stateful_tests.verdicts import Counterexample
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import exact_bytes
+from rollcert.targets.adapter import observed_int
 
 #: Runs of each program, per profile: one program has many interleavings.
 RUNS_PER_PROGRAM: dict[str, int] = {"quick": 8, "ci": 16, "thorough": 32}
@@ -813,3 +814,19 @@ def _counterexample(target: Target, failure: NotLinearizable, text: str) -> Coun
     if not steps:
         return None
     return Counterexample("R7", target.name, failure.history.initial, None, "reject", tuple(steps), text)
+
+
+class ConcurrentPrograms(ProgramFamily):
+    """R7's row of the family table: concurrent programs over one shared buffer."""
+
+    name = "programs"
+    property_ids = ("R7",)
+
+    def required_capabilities(self, property_id: str) -> frozenset[Capability]:
+        return frozenset({Capability.CORE, Capability.CONCURRENT})
+
+    def certify(self, target: Target, property_id: str, profile: Profile, seed: int) -> PropertyResult:
+        return certify_linearizability(target, profile, seed)
+
+
+PROGRAMS = ConcurrentPrograms()

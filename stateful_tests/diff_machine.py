@@ -57,12 +57,6 @@ from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.stateful_tests import shrink
 from rollcert.stateful_tests import strategies
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import KnownFinding
-from rollcert.stateful_tests.adapter import NotAssessable
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import LiveSession
 from rollcert.stateful_tests.family import NotGenerable
@@ -73,6 +67,12 @@ from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.harness import FamilyMachine
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import KnownFinding
+from rollcert.targets.adapter import NotAssessable
+from rollcert.targets.adapter import Target
 
 #: The rules of each diff property's machine.
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {

@@ -5,7 +5,7 @@ hypothesis* (the bet TLC and Alloy make) most bugs of a rollback log already
 show on buffers of a few bytes over a two-letter alphabet, within a handful of
 operations. So instead of drawing traces at random we try every trace up to a
 depth ``k`` over a finite operation alphabet derived from the model's current
-state, against any :class:`~rollcert.stateful_tests.adapter.Target`, judging each step
+state, against any :class:`~rollcert.targets.adapter.Target`, judging each step
 through the same :class:`~rollcert.stateful_tests.judge.Session` the machines use.
 
 Breadth-first order gives the search its one guarantee: the first violation it
@@ -61,10 +61,6 @@ from rollcert.model.operations import operation_to_json
 from rollcert.model.reference import POLICIES
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Outcome
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -72,6 +68,10 @@ from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.machines import RULE_CAPABILITY
 from rollcert.stateful_tests.machines import RULES_BY_PROPERTY
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import Target
 
 Verdict = Literal["passed", "violated", "unknown", "error"]
 

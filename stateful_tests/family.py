@@ -37,10 +37,10 @@ from typing import TypeVar
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.model.properties import Property
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
 
 if TYPE_CHECKING:  # typing only: the harness module imports this one
     from hypothesis.stateful import RuleBasedStateMachine

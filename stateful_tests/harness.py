@@ -17,11 +17,11 @@ from typing import ClassVar
 from hypothesis import note
 from hypothesis.stateful import RuleBasedStateMachine
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Session
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Target
 
 
 class FamilyMachine(RuleBasedStateMachine):

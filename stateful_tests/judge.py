@@ -33,16 +33,6 @@ from typing import Any
 from typing import Generic
 
 from rollcert.model.errors import error_kind
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import CallTimeout
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import UsageError
-from rollcert.stateful_tests.adapter import describe_exception
-from rollcert.stateful_tests.adapter import exact_bytes
-from rollcert.stateful_tests.adapter import observed_int
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import OperationT
@@ -54,6 +44,16 @@ from rollcert.stateful_tests.family import StateT
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.family import first_difference
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import CallTimeout
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import UsageError
+from rollcert.targets.adapter import describe_exception
+from rollcert.targets.adapter import exact_bytes
+from rollcert.targets.adapter import observed_int
 
 #: The step records and their explanation are defined with the family interface;
 #: they are named here too because every consumer of a judged step starts here.

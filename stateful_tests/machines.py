@@ -55,10 +55,6 @@ from rollcert.model.reference import step
 from rollcert.stateful_tests import shrink
 from rollcert.stateful_tests import small_scope
 from rollcert.stateful_tests import strategies
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import LiveSession
 from rollcert.stateful_tests.family import NotGenerable
@@ -67,6 +63,10 @@ from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Reading
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.harness import FamilyMachine
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import Target
 
 #: The note of a reading that a batched crash went back before the crash point.
 BEFORE_THE_CRASH_POINT = "a state since the last flush, before the crash point (batched mode)"

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import Target
 
 Family = PropertyFamily[Any, Any, Any]
 

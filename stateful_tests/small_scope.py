@@ -35,8 +35,8 @@ from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.reference import ModelState
-from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.strategies import AFTER_THE_LAST_IO_CALL
+from rollcert.targets.adapter import BufferConfig
 
 #: The operation kinds each machine rule issues (``Operation.kind``).
 RULE_OPERATION_KINDS: dict[str, frozenset[str]] = {

@@ -20,10 +20,10 @@ from rollcert.model.operations import operation_from_json
 from rollcert.model.operations import operation_to_json
 from rollcert.model.reference import DURABILITY_MODES
 from rollcert.model.reference import POLICIES
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.families import FAMILIES
+from rollcert.stateful_tests.families import STEP_FAMILIES
 from rollcert.stateful_tests.families import family_named
 from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.targets.adapter import BufferConfig
 
 TRACE_SCHEMA = "rollcert-trace/2"
 
@@ -77,7 +77,7 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
             raise TypeError("trace field 'family' must be a family's name")
         family = family_named(family_name)
     else:
-        legacy = [f for f in FAMILIES if schema in f.legacy_trace_schemas]
+        legacy = [f for f in STEP_FAMILIES if schema in f.legacy_trace_schemas]
         if not legacy:
             raise ValueError(f"not a {TRACE_SCHEMA} trace (schema {schema!r})")
         family = legacy[0]

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.family import StepRecord
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Target
 
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
 

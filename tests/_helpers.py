@@ -22,7 +22,7 @@ from rollcert.model import operations as ops
 from rollcert.model.reference import ModelState
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.targets import resolve_target
+from rollcert.targets.resolve import resolve_target
 
 #: (bytes, depth, revision)
 Seen = tuple[bytes, int, int]

@@ -1,7 +1,7 @@
 """The agent edit tools certified over rollcert-protocol/2, held to their pages.
 
 aider (docs/certifications/aider.md) and gptme (docs/certifications/gptme.md) each
-run in a venv of their own (``rollcert.stateful_tests.tool_envs``); every test here
+run in a venv of their own (``rollcert.targets.tool_envs``); every test here
 that needs one is in the slow tier and creates the venv on first use (PyPI is
 reachable from CI). They:
 
@@ -38,18 +38,18 @@ from rollcert.model.operations import DiffOperation
 from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
-from rollcert.stateful_tests.adapters import aider_tools
-from rollcert.stateful_tests.adapters import gptme_patch
 from rollcert.stateful_tests.diff_machine import DIFFS
-from rollcert.stateful_tests.findings import FINDINGS_DIR
-from rollcert.stateful_tests.findings import load_findings
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
-from rollcert.stateful_tests.targets import resolve_target
-from rollcert.stateful_tests.tool_envs import python_environment
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapters import THIRD_PARTY_TARGETS
+from rollcert.targets.adapters import aider_tools
+from rollcert.targets.adapters import gptme_patch
+from rollcert.targets.findings import FINDINGS_DIR
+from rollcert.targets.findings import load_findings
+from rollcert.targets.resolve import resolve_target
+from rollcert.targets.tool_envs import python_environment
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
 #: Page -> the registered targets it documents.

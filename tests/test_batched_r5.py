@@ -28,11 +28,9 @@ from rollcert.model.reference import Outcome
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import recovery_window
 from rollcert.model.reference import step
+from rollcert.reports.certificate import format_counterexample
+from rollcert.reports.certificate import to_json
 from rollcert.specimens import load_all
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapters.durable import DURABLE_TARGET
-from rollcert.stateful_tests.certificate import format_counterexample
-from rollcert.stateful_tests.certificate import to_json
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -40,6 +38,8 @@ from rollcert.stateful_tests.machines import BEFORE_THE_CRASH_POINT
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.traces import parse_trace
 from rollcert.stateful_tests.traces import trace_json
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapters.durable import DURABLE_TARGET
 
 Seen = tuple[bytes, int, int]
 

@@ -11,20 +11,20 @@ from xml.etree import ElementTree
 
 import pytest
 
+from rollcert.command.cli import main
 from rollcert.model.errors import JournalError
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import UnsupportedOperations
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
-from rollcert.stateful_tests.certificate import render_junit
-from rollcert.stateful_tests.certificate import render_markdown
-from rollcert.stateful_tests.certificate import to_json
+from rollcert.reports.certificate import render_junit
+from rollcert.reports.certificate import render_markdown
+from rollcert.reports.certificate import to_json
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.cli import main
 from rollcert.stateful_tests.traces import parse_trace
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import UnsupportedOperations
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
 
 ASSESSED = ALL_PROPERTY_IDS  # the bundled implementation must pass every property
 
@@ -98,7 +98,7 @@ def test_usage_and_target_errors_exit_3_with_one_line(argv: list[str], capsys: p
 
 def test_console_script_runs_in_a_real_process() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "specimen:best_effort_log", "--only", "R1"],
+        [sys.executable, "-m", "rollcert.command.cli", "certify", "specimen:best_effort_log", "--only", "R1"],
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 1, result.stderr

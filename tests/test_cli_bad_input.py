@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests.cli import main
+from rollcert.command.cli import main
 
 GOOD_TRACE = {"schema": "rollcert-trace/2", "family": "rollback", "initial": "", "operations": []}
 

@@ -26,9 +26,6 @@ from rollcert.specimens._concurrent import ConcurrentPythonAdapter
 from rollcert.specimens._concurrent import LockedNaiveBuffer
 from rollcert.specimens.locked_naive_control import TARGET as LOCKED_NAIVE
 from rollcert.stateful_tests import concurrency
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.concurrency import Program
 from rollcert.stateful_tests.concurrency import certify_linearizability
@@ -47,6 +44,9 @@ from rollcert.stateful_tests.linearizability import RollbackCall
 from rollcert.stateful_tests.linearizability import SpliceCall
 from rollcert.stateful_tests.linearizability import check
 from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
 
 #: The issue's example: b"abc" -> b"abc12" -> b"abc123456"; one thread rolls back
 #: two steps while another looks at the length four times.

@@ -183,8 +183,8 @@ def test_every_record_of_every_trace_out_of_place_is_refused() -> None:
     from rollcert.impl.file_journal import JournalReader
     from rollcert.impl.file_journal import frame_spans
     from rollcert.model.errors import RecoveryError
-    from rollcert.stateful_tests.adapters.durable import foreign_journal
-    from rollcert.stateful_tests.adapters.durable import record_level_corruption
+    from rollcert.targets.adapters.durable import foreign_journal
+    from rollcert.targets.adapters.durable import record_level_corruption
 
     rng = random.Random(20261130)
     traces = sorted({random_trace(rng) for _ in range(TRACES * 2)}, key=repr)[:TRACES]

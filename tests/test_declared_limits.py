@@ -32,13 +32,13 @@ from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeSnapshot
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SizeLimits
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapters.bundled import TARGET
-from rollcert.stateful_tests.adapters.bundled import bundled_factory
-from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 from rollcert.stateful_tests.certify import certify
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SizeLimits
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapters.bundled import TARGET
+from rollcert.targets.adapters.bundled import bundled_factory
+from rollcert.targets.adapters.subprocess_client import subprocess_target
 
 FAKES = Path(__file__).parent / "fake_servers"
 LIMITS = SizeLimits(max_buffer_bytes=6, max_insert_bytes=2)

@@ -7,22 +7,22 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.command.cli import main
 from rollcert.impl.diffs import AuthoredDiff
 from rollcert.impl.diffs import DiffableBuffer
 from rollcert.impl.diffs import Placed
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
-from rollcert.stateful_tests.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
-from rollcert.stateful_tests.adapters.bundled_diffs import specimen_adapter
-from rollcert.stateful_tests.certificate import format_counterexample
-from rollcert.stateful_tests.certificate import render_markdown
-from rollcert.stateful_tests.certificate import to_json
+from rollcert.reports.certificate import format_counterexample
+from rollcert.reports.certificate import render_markdown
+from rollcert.reports.certificate import to_json
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.certify import certify_property
-from rollcert.stateful_tests.cli import main
 from rollcert.stateful_tests.profiles import PROFILES
-from rollcert.stateful_tests.targets import resolve_target
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
+from rollcert.targets.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
+from rollcert.targets.adapters.bundled_diffs import specimen_adapter
+from rollcert.targets.resolve import resolve_target
 
 QUICK = PROFILES["quick"]
 

@@ -16,10 +16,10 @@ from rollcert.model.operations import ApplyDiff
 from rollcert.model.operations import DiffOperation
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeSnapshot
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapters.bundled import TARGET
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import replay
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapters.bundled import TARGET
 
 #: Empty the buffer, snapshot it, write a byte, apply a content diff on the empty snapshot.
 TRACE: list[DiffOperation] = [

@@ -21,7 +21,7 @@ from rollcert.specimens.mutate_before_fsync import MutateBeforeFsync
 from rollcert.specimens.no_writer_lock import NoWriterLock
 from rollcert.specimens.skip_bad_record import SkipBadRecord
 from rollcert.specimens.torn_tail_applied import TornTailApplied
-from rollcert.stateful_tests.adapters.durable import record_spans
+from rollcert.targets.adapters.durable import record_spans
 
 
 def torn_insert_disk() -> SimulatedDisk:
@@ -87,8 +87,8 @@ def test_a_returned_splice_survives_a_crash_only_if_it_was_synced(
 
 def transplanted_disk() -> SimulatedDisk:
     """'abc' + one splice; then another journal's base record, intact, replaces ours."""
-    from rollcert.stateful_tests.adapters.durable import foreign_journal
-    from rollcert.stateful_tests.adapters.durable import record_level_corruption
+    from rollcert.targets.adapters.durable import foreign_journal
+    from rollcert.targets.adapters.durable import record_level_corruption
 
     disk = SimulatedDisk()
     open_durable_buffer(disk, b"abc").splice(3, 0, b"!")

@@ -12,12 +12,12 @@ from functools import cache
 
 import pytest
 
+from rollcert.command.cli import main as rollcert_main
 from rollcert.specimens import load_all
-from rollcert.stateful_tests.adapters.bundled import TARGET
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.cli import main as rollcert_main
 from rollcert.stateful_tests.exhaustive import ExhaustiveResult
 from rollcert.stateful_tests.exhaustive import explore
+from rollcert.targets.adapters.bundled import TARGET
 
 #: first_match_scan hashes 4 bytes on each side of an edit: a wrong earlier match
 #: needs a run of at least 4 equal bytes before *two* candidate positions, so no

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.reports.explain import Span
+from rollcert.reports.explain import from_certificate_data
+from rollcert.reports.explain import render_text
+from rollcert.reports.explain import run_interactive
+from rollcert.reports.explain import show_marked
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.explain import Span
-from rollcert.stateful_tests.explain import from_certificate_data
-from rollcert.stateful_tests.explain import render_text
-from rollcert.stateful_tests.explain import run_interactive
-from rollcert.stateful_tests.explain import show_marked
-from rollcert.stateful_tests.targets import resolve_target
+from rollcert.targets.resolve import resolve_target
 
 
 def rollcert(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", *arguments],
+        [sys.executable, "-m", "rollcert.command.cli", *arguments],
         capture_output=True, text=True, timeout=300, check=False,
     )
 

@@ -17,19 +17,19 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.command.cli import main
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapters import EMPTY_EDIT_NOT_RECORDED
-from rollcert.stateful_tests.adapters import UNCHANGING_EDIT_SKIPPED
-from rollcert.stateful_tests.adapters import UNDO_PAST_HORIZON_IGNORED
-from rollcert.stateful_tests.cli import main
-from rollcert.stateful_tests.findings import FINDINGS_DIR
-from rollcert.stateful_tests.findings import FindingsError
-from rollcert.stateful_tests.findings import load_findings
-from rollcert.stateful_tests.findings import parse_findings
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapters import EMPTY_EDIT_NOT_RECORDED
+from rollcert.targets.adapters import UNCHANGING_EDIT_SKIPPED
+from rollcert.targets.adapters import UNDO_PAST_HORIZON_IGNORED
+from rollcert.targets.findings import FINDINGS_DIR
+from rollcert.targets.findings import FindingsError
+from rollcert.targets.findings import load_findings
+from rollcert.targets.findings import parse_findings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +72,7 @@ def test_the_files_mean_what_the_python_findings_meant() -> None:
 
 def test_registered_focused_targets_load_their_findings_file() -> None:
     pytest.importorskip("textual")
-    from rollcert.stateful_tests.targets import resolve_target
+    from rollcert.targets.resolve import resolve_target
 
     target = resolve_target("textual-focused")
     assert target.name == "textual-focused"
@@ -84,7 +84,7 @@ def test_findings_files_are_package_data() -> None:
     their files sit in a package that pyproject installs with its *.toml data."""
     import tomllib
 
-    import rollcert.stateful_tests.known_findings as known_findings
+    import rollcert.targets.known_findings as known_findings
 
     assert Path(known_findings.__file__).resolve().parent == FINDINGS_DIR
     names = sorted(path.name for path in FINDINGS_DIR.glob("*.toml"))
@@ -92,8 +92,8 @@ def test_findings_files_are_package_data() -> None:
     for name in names:
         assert load_findings(FINDINGS_DIR / name)
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "rollcert.stateful_tests.known_findings" in setuptools["packages"]
-    folder = setuptools["package-dir"]["rollcert.stateful_tests.known_findings"]
+    assert "rollcert.targets.known_findings" in setuptools["packages"]
+    folder = setuptools["package-dir"]["rollcert.targets.known_findings"]
     assert (ROOT / folder).resolve() == FINDINGS_DIR
     assert "*.toml" in setuptools["package-data"]["*"]
 
@@ -146,7 +146,7 @@ SERVER = '''
 what there is and succeeds (a known-finding shape: undo past the horizon ignored)."""
 import sys
 
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer, main
+from rollcert.targets.protocol_server import JournaledBufferServer, main
 
 
 class ForgivingUndoServer(JournaledBufferServer):
@@ -164,7 +164,7 @@ sys.exit(main(ForgivingUndoServer()))
 def certify(tmp_path: Path, *extra: str) -> tuple[int, dict[str, object]]:
     output = tmp_path / f"certificate{len(extra)}.json"
     result = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify",
+        [sys.executable, "-m", "rollcert.command.cli", "certify",
          f"subprocess:{sys.executable} {tmp_path / 'server.py'}", "--only", "R0,R2",
          "--profile", "quick", "--seed", "0", "--json", str(output), *extra],
         capture_output=True, text=True, timeout=600,

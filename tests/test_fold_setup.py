@@ -26,10 +26,6 @@ from rollcert.specimens import SPECIMEN_CAPABILITIES
 from rollcert.specimens import load_all
 from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -38,6 +34,10 @@ from rollcert.stateful_tests.shrink import folded_setup
 from rollcert.stateful_tests.shrink import minimise
 from rollcert.stateful_tests.traces import parse_trace
 from rollcert.stateful_tests.traces import trace_json
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.python_object import PythonBufferAdapter
 
 
 class LateOffsetUndo(NaiveJournaledBuffer):

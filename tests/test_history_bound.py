@@ -11,13 +11,13 @@ from dataclasses import replace
 
 import pytest
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HistoryBound
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HistoryBound
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
 
 
 def _bundled_with(policy: str, declared: str) -> Target:

@@ -27,11 +27,11 @@ from types import ModuleType
 
 import pytest
 
-from rollcert.stateful_tests.adapter import MESSAGE_LIMIT
-from rollcert.stateful_tests.adapter import Target
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.targets.adapter import MESSAGE_LIMIT
+from rollcert.targets.adapter import Target
 
 HOSTILE = Path(__file__).parent / "hostile_targets"
 
@@ -53,7 +53,7 @@ def rollcert(tmp_path: Path, *arguments: str, timeout: float = 240) -> subproces
     """``rollcert ARGUMENTS`` in a subprocess, the hostile modules importable, in ``tmp_path``."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", *arguments],
+        [sys.executable, "-m", "rollcert.command.cli", *arguments],
         capture_output=True, text=True, timeout=timeout, env=environment, cwd=tmp_path, check=False,
     )
 
@@ -168,7 +168,7 @@ def test_ctrl_c_still_stops_a_serial_run(tmp_path: Path, where: tuple[str, ...])
     still stops the run, in one line, exit status 130."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "slow_splice:TARGET", "--only", "R0", "-q", *where],
+        [sys.executable, "-m", "rollcert.command.cli", "certify", "slow_splice:TARGET", "--only", "R0", "-q", *where],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path,
         start_new_session=True,
     )
@@ -340,7 +340,7 @@ def test_a_target_that_hoards_memory_meets_the_memory_limit(tmp_path: Path) -> N
     allocation fails inside the splice and is judged (``violated``, MemoryError)."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "hoards:TARGET", "--only", "R0",
+        [sys.executable, "-m", "rollcert.command.cli", "certify", "hoards:TARGET", "--only", "R0",
          "--memory-limit", "1024", "-q"],
         capture_output=True, text=True, timeout=300, env=environment, cwd=tmp_path, check=False,
         preexec_fn=_safety_net,
@@ -367,7 +367,7 @@ def test_a_factory_that_is_slow_to_build_meets_the_call_timeout(monkeypatch: pyt
 #: Runs rollcert's CLI with stdout and stderr thrown away, then writes its own peak RSS (KiB) to argv[1].
 PEAK_RSS = """
 import resource, sys
-from rollcert.stateful_tests.cli import main
+from rollcert.command.cli import main
 status = main(sys.argv[2:])
 with open(sys.argv[1], "w") as peak:
     peak.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
@@ -438,7 +438,7 @@ def test_a_target_that_ends_the_process_does_not_end_other_subcommands_with_succ
 WITH_A_THREAD = """
 import sys, threading
 threading.Thread(target=threading.Event().wait, daemon=True).start()
-from rollcert.stateful_tests.cli import main
+from rollcert.command.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -528,7 +528,7 @@ def test_a_target_that_cannot_be_imported_is_still_a_one_line_usage_error(tmp_pa
 def test_ctrl_c_stops_a_supervised_explore_and_leaves_no_process_behind(tmp_path: Path) -> None:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "explore", "slow_splice:TARGET", "--depth", "3"],
+        [sys.executable, "-m", "rollcert.command.cli", "explore", "slow_splice:TARGET", "--depth", "3"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path,
         start_new_session=True,
     )

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapters.subprocess_client import SubprocessServer
 
 FAKES = Path(__file__).parent / "fake_servers"
 #: rollcert's own peak memory must stay below this, whatever the server sends.
@@ -43,7 +43,7 @@ MEMORY_LIMIT_KB = 300 * 1024
 #: Runs rollcert's CLI, then writes its own peak RSS (KiB) to argv[1].
 RUN_ROLLCERT = """
 import resource, sys
-from rollcert.stateful_tests.cli import main
+from rollcert.command.cli import main
 status = main(sys.argv[2:])
 with open(sys.argv[1], "w") as peak:
     peak.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
@@ -243,7 +243,7 @@ def test_a_server_cannot_steer_the_terminal_through_its_words(mode: str, verdict
     green fake verdict before); they are shown escaped, or refused at the hello."""
     command = shlex.join([sys.executable, str(FAKES / "escape_sequences.py"), mode])
     completed = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", f"subprocess:{command}", "--only", "R0", "--quiet"],
+        [sys.executable, "-m", "rollcert.command.cli", "certify", f"subprocess:{command}", "--only", "R0", "--quiet"],
         capture_output=True,
         text=True,
         timeout=300,

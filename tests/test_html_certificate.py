@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.reports.html_certificate import from_certificate_data
+from rollcert.reports.html_certificate import render_html
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.html_certificate import from_certificate_data
-from rollcert.stateful_tests.html_certificate import render_html
 
 CHROMIUM = shutil.which("chromium")
 needs_chromium = pytest.mark.skipif(
@@ -134,13 +134,13 @@ def test_the_page_is_self_contained() -> None:
 def test_html_command_draws_a_json_certificate(tmp_path: Path) -> None:
     certificate, page = tmp_path / "c.json", tmp_path / "c.html"
     made = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "specimen:write_set_only",
+        [sys.executable, "-m", "rollcert.command.cli", "certify", "specimen:write_set_only",
          "--only", "S1", "--json", str(certificate)],
         capture_output=True, text=True, timeout=300, check=False,
     )
     assert made.returncode == 1, made.stderr
     drawn = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "html", str(certificate), str(page)],
+        [sys.executable, "-m", "rollcert.command.cli", "html", str(certificate), str(page)],
         capture_output=True, text=True, timeout=300, check=False,
     )
     assert drawn.returncode == 0, drawn.stdout + drawn.stderr

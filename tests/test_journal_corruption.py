@@ -38,8 +38,8 @@ from rollcert.impl.journal import InverseRecord
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import SimulatedDisk
 from rollcert.model.errors import RecoveryError
-from rollcert.stateful_tests.adapters.durable import foreign_journal
-from rollcert.stateful_tests.adapters.durable import record_level_corruption
+from rollcert.targets.adapters.durable import foreign_journal
+from rollcert.targets.adapters.durable import record_level_corruption
 
 #: A state of the history: its bytes and its revision (the depth is measured
 #: from a horizon that compaction moves, so it is left out; the revision is not).

@@ -25,13 +25,13 @@ from rollcert.model.operations import Splice
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapter import UnsupportedOperations
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import UnsupportedOperations
 
 
 class ModelBackedBuffer(UnsupportedOperations):

@@ -42,20 +42,20 @@ from rollcert.model.operations import DiffOperation
 from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests import tool_servers
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
-from rollcert.stateful_tests.adapters import mcp_filesystem
-from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.diff_machine import DIFFS
-from rollcert.stateful_tests.findings import parse_findings
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import replay
-from rollcert.stateful_tests.targets import resolve_target
-from rollcert.stateful_tests.tool_envs import node_environment
+from rollcert.targets import tool_servers
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapters import THIRD_PARTY_TARGETS
+from rollcert.targets.adapters import mcp_filesystem
+from rollcert.targets.adapters.subprocess_client import subprocess_target
+from rollcert.targets.findings import parse_findings
+from rollcert.targets.resolve import resolve_target
+from rollcert.targets.tool_envs import node_environment
 
 PAGE = "mcp_filesystem.md"
 TARGETS = ("mcp-filesystem-edit", "mcp-filesystem-edit-focused")

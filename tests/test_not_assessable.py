@@ -13,11 +13,11 @@ from dataclasses import replace
 
 import pytest
 
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.bundled import TARGET
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.families import family_named
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.bundled import TARGET
 
 ONE_LETTER = replace(TARGET, name="bundled-one-letter", alphabet=b"a")
 

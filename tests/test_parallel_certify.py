@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.command.cli import main
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.cli import main
 
-ROLLCERT = [sys.executable, "-m", "rollcert.stateful_tests.cli"]
+ROLLCERT = [sys.executable, "-m", "rollcert.command.cli"]
 
 #: A target whose SUT ends its process as soon as a buffer is built, the way a
 #: native crash would: ``EXITS`` by os._exit, ``SEGFAULTS`` by SIGSEGV, ``HANGS``
@@ -33,8 +33,8 @@ import signal
 import time
 from pathlib import Path
 
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
 
 CAPABILITIES = frozenset({Capability.CORE, Capability.DEPTH})
 
@@ -185,9 +185,9 @@ def test_a_property_run_does_not_depend_on_what_was_imported_before(tmp_path: Pa
     """Hypothesis draws now and then from the literals of the local modules
     imported so far; a serial run imports more before each property than a
     worker does. ``without_local_constants`` keeps that pool out of the run."""
-    from rollcert.stateful_tests.adapters.bundled import TARGET
     from rollcert.stateful_tests.certify import certify_property
     from rollcert.stateful_tests.profiles import PROFILES
+    from rollcert.targets.adapters.bundled import TARGET
 
     def run() -> tuple[int, int, dict[str, int]]:
         result = certify_property(TARGET, "R6", PROFILES["quick"], 3)

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests.progress import INTERVAL
-from rollcert.stateful_tests.progress import Budget
-from rollcert.stateful_tests.progress import Row
-from rollcert.stateful_tests.progress import TerminalDisplay
-from rollcert.stateful_tests.progress import display_for
-from rollcert.stateful_tests.progress import render
+from rollcert.reports.progress import Row
+from rollcert.reports.progress import TerminalDisplay
+from rollcert.reports.progress import display_for
+from rollcert.reports.progress import render
+from rollcert.stateful_tests.progress_events import INTERVAL
+from rollcert.stateful_tests.progress_events import Budget
 
-ROLLCERT = [sys.executable, "-m", "rollcert.stateful_tests.cli"]
+ROLLCERT = [sys.executable, "-m", "rollcert.command.cli"]
 BUDGET = Budget(examples=400, steps=8000)
 
 

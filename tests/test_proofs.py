@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from rollcert.command.cli import main as rollcert_main
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.model.reference import initial_state
@@ -44,7 +45,6 @@ from rollcert.proofs.report import SCHEMA
 from rollcert.proofs.runner import ObligationResult
 from rollcert.proofs.runner import check
 from rollcert.proofs.runner import hypotheses_satisfiable
-from rollcert.stateful_tests.cli import main as rollcert_main
 
 pytestmark = pytest.mark.proof
 

@@ -19,35 +19,35 @@ from pathlib import Path
 
 import pytest
 
+from rollcert.command.cli import main
 from rollcert.model.errors import JournalError
 from rollcert.model.errors import UnreachableRollbackError
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
-from rollcert.stateful_tests.adapters.subprocess_client import HandshakeError
-from rollcert.stateful_tests.adapters.subprocess_client import RemoteBuffer
-from rollcert.stateful_tests.adapters.subprocess_client import ServerConnection
-from rollcert.stateful_tests.adapters.subprocess_client import ServerReportedError
-from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
-from rollcert.stateful_tests.adapters.subprocess_client import exception_for_kind
-from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.cli import main
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION_2
-from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
-from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES_V2
-from rollcert.stateful_tests.protocol import ErrorReply
-from rollcert.stateful_tests.protocol import ProtocolError
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol import decode_line
-from rollcert.stateful_tests.protocol import decode_reply
-from rollcert.stateful_tests.protocol import decode_request
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
+from rollcert.targets.adapters.subprocess_client import HandshakeError
+from rollcert.targets.adapters.subprocess_client import RemoteBuffer
+from rollcert.targets.adapters.subprocess_client import ServerConnection
+from rollcert.targets.adapters.subprocess_client import ServerReportedError
+from rollcert.targets.adapters.subprocess_client import SubprocessServer
+from rollcert.targets.adapters.subprocess_client import exception_for_kind
+from rollcert.targets.adapters.subprocess_client import subprocess_target
+from rollcert.targets.protocol import PROTOCOL_VERSION
+from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import WIRE_CAPABILITIES
+from rollcert.targets.protocol import WIRE_CAPABILITIES_V2
+from rollcert.targets.protocol import ErrorReply
+from rollcert.targets.protocol import ProtocolError
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol import decode_line
+from rollcert.targets.protocol import decode_reply
+from rollcert.targets.protocol import decode_request
 
 FAKES = Path(__file__).parent / "fake_servers"
-REFERENCE = [sys.executable, "-m", "rollcert.stateful_tests.protocol_server"]
-REFERENCE_TEXT = f"subprocess:{sys.executable} -m rollcert.stateful_tests.protocol_server"
+REFERENCE = [sys.executable, "-m", "rollcert.targets.protocol_server"]
+REFERENCE_TEXT = f"subprocess:{sys.executable} -m rollcert.targets.protocol_server"
 #: Short, so the hanging fake is cut quickly; ample for a local server that answers.
 TIMEOUT = 1.0
 

@@ -1,4 +1,4 @@
-"""The JSON Schemas of ``rollcert-protocol`` (``stateful_tests/protocol_schemas``).
+"""The JSON Schemas of ``rollcert-protocol`` (``targets/protocol_schemas``).
 
 - the shipped files are what the operation tables build (no drift), and each
   is a valid draft 2020-12 schema;
@@ -21,25 +21,25 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from rollcert.command.cli import main
 from rollcert.model.errors import RecoveryError
-from rollcert.stateful_tests import protocol_schemas
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapters.subprocess_client import ServerConnection
-from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
-from rollcert.stateful_tests.cli import main
-from rollcert.stateful_tests.protocol import OPERATIONS_BY_VERSION
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION_2
-from rollcert.stateful_tests.protocol import ProtocolError
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol import decode_reply
-from rollcert.stateful_tests.protocol import decode_request
-from rollcert.stateful_tests.protocol_schemas import build_schemas
-from rollcert.stateful_tests.protocol_schemas import load_schema
-from rollcert.stateful_tests.protocol_schemas import render
+from rollcert.targets import protocol_schemas
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapters.subprocess_client import ServerConnection
+from rollcert.targets.adapters.subprocess_client import SubprocessServer
+from rollcert.targets.protocol import OPERATIONS_BY_VERSION
+from rollcert.targets.protocol import PROTOCOL_VERSION
+from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import ProtocolError
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol import decode_reply
+from rollcert.targets.protocol import decode_request
+from rollcert.targets.protocol_schemas import build_schemas
+from rollcert.targets.protocol_schemas import load_schema
+from rollcert.targets.protocol_schemas import render
 
 FAKES = Path(__file__).parent / "fake_servers"
-REFERENCE = f"subprocess:{sys.executable} -m rollcert.stateful_tests.protocol_server"
+REFERENCE = f"subprocess:{sys.executable} -m rollcert.targets.protocol_server"
 V1_ONLY = f"subprocess:{sys.executable} {FAKES / 'v1_only.py'}"
 
 
@@ -51,7 +51,7 @@ def test_the_shipped_schemas_are_what_the_operation_tables_build() -> None:
     folder = Path(protocol_schemas.__file__).parent
     built = build_schemas()
     shipped = {path.name for path in folder.glob("*.json")}
-    assert shipped == set(built), "rewrite them: python -m rollcert.stateful_tests.protocol_schemas"
+    assert shipped == set(built), "rewrite them: python -m rollcert.targets.protocol_schemas"
     for name, schema in built.items():
         assert (folder / name).read_text(encoding="utf-8") == render(schema), name
         Draft202012Validator.check_schema(schema)
@@ -125,7 +125,7 @@ def test_every_line_of_a_real_session_validates(
 def test_the_durability_operations_validate_in_a_real_exchange(monkeypatch: pytest.MonkeyPatch) -> None:
     """The ops smoke does not send (flush, compact, corruption, repair), sent by
     the client to the reference server on its state directory."""
-    server = SubprocessServer([sys.executable, "-m", "rollcert.stateful_tests.protocol_server"], 10.0)
+    server = SubprocessServer([sys.executable, "-m", "rollcert.targets.protocol_server"], 10.0)
     exchanges = record(monkeypatch)
     try:
         buffer = server.new_buffer(BufferConfig(b"abc", durable=True, durability="batched"))

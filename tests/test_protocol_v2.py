@@ -20,23 +20,23 @@ from rollcert.model.errors import JournalError
 from rollcert.model.errors import RecoveryError
 from rollcert.model.errors import StaleBaseError
 from rollcert.model.errors import UnreachableRollbackError
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import CapabilityMissing
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapters.durable import BATCHED
-from rollcert.stateful_tests.adapters.subprocess_client import RemoteBuffer
-from rollcert.stateful_tests.adapters.subprocess_client import ServerKilled
-from rollcert.stateful_tests.adapters.subprocess_client import SubprocessServer
-from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION_2
-from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES
-from rollcert.stateful_tests.protocol import WIRE_CAPABILITIES_V2
-from rollcert.stateful_tests.protocol_server import _durability
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import CapabilityMissing
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapters.durable import BATCHED
+from rollcert.targets.adapters.subprocess_client import RemoteBuffer
+from rollcert.targets.adapters.subprocess_client import ServerKilled
+from rollcert.targets.adapters.subprocess_client import SubprocessServer
+from rollcert.targets.adapters.subprocess_client import subprocess_target
+from rollcert.targets.protocol import PROTOCOL_VERSION
+from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import WIRE_CAPABILITIES
+from rollcert.targets.protocol import WIRE_CAPABILITIES_V2
+from rollcert.targets.protocol_server import _durability
 
 FAKES = Path(__file__).parent / "fake_servers"
-REFERENCE = [sys.executable, "-m", "rollcert.stateful_tests.protocol_server"]
+REFERENCE = [sys.executable, "-m", "rollcert.targets.protocol_server"]
 TIMEOUT = 10.0
 
 

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
-from rollcert.stateful_tests.adapters.subprocess_client import subprocess_target
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import Profile
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
+from rollcert.targets.adapters.subprocess_client import subprocess_target
 
 pytestmark = pytest.mark.slow
 
 FAKES = Path(__file__).parent / "fake_servers"
-REFERENCE = [sys.executable, "-m", "rollcert.stateful_tests.protocol_server"]
+REFERENCE = [sys.executable, "-m", "rollcert.targets.protocol_server"]
 PROPERTIES = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")
 SMALL = Profile("protocol-small", max_examples=40, steps_per_example=20, rounds=4)
 

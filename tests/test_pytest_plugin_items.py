@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 BROKEN_TARGET = '''
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import HarnessError
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HarnessError
+from rollcert.targets.adapter import Target
 
 
 def broken(config):

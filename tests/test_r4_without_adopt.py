@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import PROFILES
-from rollcert.stateful_tests.targets import resolve_target
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.bundled import TARGET as BUNDLED
+from rollcert.targets.resolve import resolve_target
 
 
 def _without_adopt(target: Target) -> Target:

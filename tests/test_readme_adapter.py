@@ -78,7 +78,7 @@ def project(directory: Path, editor: str) -> Path:
 def certify(directory: Path) -> tuple[int, dict[str, object]]:
     """``rollcert certify my_adapter:TARGET`` from ``directory``, as the README says (no PYTHONPATH)."""
     result = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "certify", "my_adapter:TARGET",
+        [sys.executable, "-m", "rollcert.command.cli", "certify", "my_adapter:TARGET",
          "--profile", "quick", "--seed", "0", "--json", "certificate.json"],
         cwd=directory, capture_output=True, text=True, timeout=600,
     )
@@ -97,7 +97,7 @@ def test_the_example_forwards_only_valid_calls(tmp_path: Path, monkeypatch: pyte
     """Invalid arguments get the model's errors and change nothing; a rollback past
     the start is the editor's own answer, mapped to UnreachableRollbackError."""
     from rollcert.model.errors import UnreachableRollbackError
-    from rollcert.stateful_tests.adapter import BufferConfig
+    from rollcert.targets.adapter import BufferConfig
 
     namespace: dict[str, object] = {}
     exec(compile(CORRECT, "my_editor.py", "exec"), namespace)
@@ -141,3 +141,9 @@ def test_the_readme_example_certifies_a_correct_editor_and_catches_a_stale_undo(
     last = certificate["properties"]["R2"]["counterexample"]["steps"][-1]  # type: ignore[index]
     assert last["operation"]["op"] == "rollback" and not last["ok"], last  # undo put the bytes back elsewhere
     assert last["expected"]["buffer"] != last["actual"]["buffer"]
+
+
+def test_the_readme_example_imports_from_the_public_module_and_the_errors_only() -> None:
+    """An adapter author needs two rollcert imports: ``rollcert.targets`` and ``rollcert.model.errors``."""
+    rollcert_modules = set(re.findall(r"^from (rollcert\S*) import", readme_example(), re.MULTILINE))
+    assert rollcert_modules == {"rollcert.targets", "rollcert.model.errors"}

@@ -19,11 +19,11 @@ from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeSnapshot
 from rollcert.specimens import load_all
-from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.shrink import minimise
+from rollcert.targets.adapter import BufferConfig
 
 TWO_HUNK_SCENE: list[DiffOperation] = [
     TakeSnapshot(),

@@ -25,9 +25,6 @@ from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.reference import initial_state
 from rollcert.specimens import load_all
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapters.bundled import TARGET
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
@@ -36,6 +33,9 @@ from rollcert.stateful_tests.shrink import minimise
 from rollcert.stateful_tests.shrink import small_scope_search
 from rollcert.stateful_tests.small_scope import alphabet
 from rollcert.stateful_tests.small_scope import shared_kinds
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapters.bundled import TARGET
 
 DURABLE = BufferConfig(b"", durable=True)
 BATCHED = BufferConfig(b"", durable=True, durability="batched")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from rollcert.reports.certificate import format_counterexample
 from rollcert.specimens import load_all
 from rollcert.specimens.kill_matrix import kill_matrix
 from rollcert.specimens.kill_matrix import render_kill_matrix
-from rollcert.stateful_tests.certificate import format_counterexample
 
 SPECIMENS = sorted(load_all())
 #: SPEC §6 / issue 2: the story's counterexample has at most this many steps.

@@ -22,7 +22,6 @@ from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeSnapshot
 from rollcert.specimens import load_all
 from rollcert.stateful_tests import harness
-from rollcert.stateful_tests.adapter import BufferConfig
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.diff_machine import _keeping_length
 from rollcert.stateful_tests.diff_machine import apply_diff
@@ -32,6 +31,7 @@ from rollcert.stateful_tests.harness import FamilyMachine
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.machines import checkpoint_then_crash
+from rollcert.targets.adapter import BufferConfig
 
 
 class FixedDraws:

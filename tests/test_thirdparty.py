@@ -27,23 +27,23 @@ from rollcert.model.operations import OutOfLogWrite
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import KnownFinding
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters import EMPTY_EDIT_NOT_RECORDED
-from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
-from rollcert.stateful_tests.adapters import UNCHANGING_EDIT_SKIPPED
-from rollcert.stateful_tests.adapters import focused
-from rollcert.stateful_tests.adapters import require_package
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
-from rollcert.stateful_tests.targets import TargetError
-from rollcert.stateful_tests.targets import resolve_target
 from rollcert.stateful_tests.traces import parse_trace
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import KnownFinding
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import EMPTY_EDIT_NOT_RECORDED
+from rollcert.targets.adapters import THIRD_PARTY_TARGETS
+from rollcert.targets.adapters import UNCHANGING_EDIT_SKIPPED
+from rollcert.targets.adapters import focused
+from rollcert.targets.adapters import require_package
+from rollcert.targets.resolve import TargetError
+from rollcert.targets.resolve import resolve_target
 
 #: The module each registered target needs (the importorskip guard).
 PACKAGE_OF = {"textual": "textual", "prompt_toolkit": "prompt_toolkit", "pycrdt": "pycrdt"}
@@ -83,7 +83,7 @@ def _counterexample(result: PropertyResult) -> list[StepRecord]:
 
 def test_every_registered_target_is_documented() -> None:
     assert {d.target for d in DOCUMENTED} == set(filter(_is_buffer_package, THIRD_PARTY_TARGETS)), (
-        "every name in rollcert.stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
+        "every name in rollcert.targets.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
     )
     for documented in DOCUMENTED:
         assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), (

@@ -30,13 +30,7 @@ from rollcert.model.operations import DiffOperation
 from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import CapabilityMissing
-from rollcert.stateful_tests.adapter import KnownFinding
-from rollcert.stateful_tests.adapter import Target
-from rollcert.stateful_tests.adapters import THIRD_PARTY_TARGETS
-from rollcert.stateful_tests.adapters import focused
-from rollcert.stateful_tests.certificate import show_bytes
+from rollcert.reports.certificate import show_bytes
 from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.diff_machine import DECLARED_READ_CHANGED
@@ -45,9 +39,15 @@ from rollcert.stateful_tests.diff_machine import POSITIONAL_ON_MOVED_BASE
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
-from rollcert.stateful_tests.targets import TargetError
-from rollcert.stateful_tests.targets import resolve_target
 from rollcert.stateful_tests.traces import parse_trace
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import CapabilityMissing
+from rollcert.targets.adapter import KnownFinding
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import THIRD_PARTY_TARGETS
+from rollcert.targets.adapters import focused
+from rollcert.targets.resolve import TargetError
+from rollcert.targets.resolve import resolve_target
 
 #: Registered diff applier -> what must be installed: a Python module or a program.
 NEEDS = {
@@ -93,7 +93,7 @@ def _snapshot_base(step: StepRecord) -> str:
 def test_every_registered_diff_applier_is_documented() -> None:
     registered = {name for name in THIRD_PARTY_TARGETS if _applier(name) in NEEDS}
     assert {d.target for d in DOCUMENTED} == registered, (
-        "every diff applier in rollcert.stateful_tests.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
+        "every diff applier in rollcert.targets.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
     )
     for documented in DOCUMENTED:
         assert set(documented.verdicts) == set(ALL_PROPERTY_IDS), f"{documented.page}: run {REGENERATE}"
@@ -331,7 +331,7 @@ def test_line_tools_generate_line_breaks() -> None:
 
 
 def test_a_missing_tool_says_what_to_install() -> None:
-    from rollcert.stateful_tests.adapters.gnu_patch import require_tool
+    from rollcert.targets.adapters.gnu_patch import require_tool
 
     with pytest.raises(TargetError, match="not installed"):
         require_tool("rollcert-no-such-tool")

@@ -1,4 +1,4 @@
-"""The tool environments (stateful_tests/tool_envs.py), without installing anything.
+"""The tool environments (targets/tool_envs.py), without installing anything.
 
 Creating a real venv or npm folder needs the registries and takes a minute: that is
 done by the slow tests of each tool (tests/test_agent_tools.py,
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests import tool_envs
-from rollcert.stateful_tests.adapter import TargetError
-from rollcert.stateful_tests.tool_envs import node_environment
-from rollcert.stateful_tests.tool_envs import python_environment
+from rollcert.targets import tool_envs
+from rollcert.targets.adapter import TargetError
+from rollcert.targets.tool_envs import node_environment
+from rollcert.targets.tool_envs import python_environment
 
 
 @pytest.fixture(autouse=True)

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import pytest
 
-from rollcert.stateful_tests.adapters import aider_tools
-from rollcert.stateful_tests.adapters import gptme_patch
-from rollcert.stateful_tests.tool_servers import aider_server
-from rollcert.stateful_tests.tool_servers import gptme_server
-from rollcert.stateful_tests.tool_servers._blocks import covered_lines
-from rollcert.stateful_tests.tool_servers._blocks import edit_blocks
-from rollcert.stateful_tests.tool_servers._blocks import edit_spans
-from rollcert.stateful_tests.tool_servers._wire import apply_hunks
-from rollcert.stateful_tests.tool_servers.aider_server import search_replace_reply
-from rollcert.stateful_tests.tool_servers.aider_server import unified_diff
-from rollcert.stateful_tests.tool_servers.gptme_server import patch_blocks
-from rollcert.stateful_tests.tool_servers.gptme_server import patch_codeblock
+from rollcert.targets.adapters import aider_tools
+from rollcert.targets.adapters import gptme_patch
+from rollcert.targets.tool_servers import aider_server
+from rollcert.targets.tool_servers import gptme_server
+from rollcert.targets.tool_servers._blocks import covered_lines
+from rollcert.targets.tool_servers._blocks import edit_blocks
+from rollcert.targets.tool_servers._blocks import edit_spans
+from rollcert.targets.tool_servers._wire import apply_hunks
+from rollcert.targets.tool_servers.aider_server import search_replace_reply
+from rollcert.targets.tool_servers.aider_server import unified_diff
+from rollcert.targets.tool_servers.gptme_server import patch_blocks
+from rollcert.targets.tool_servers.gptme_server import patch_codeblock
 
 
 def _apply_blocks(base: str, blocks: list[tuple[str, str]]) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rollcert.stateful_tests import tool_servers
+from rollcert.targets import tool_servers
 
 WIRE_FOLDER = Path(tool_servers.__file__).parent
 

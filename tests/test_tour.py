@@ -19,7 +19,7 @@ TOUR = Path(__file__).resolve().parent.parent / "docs" / "tour.md"
 def test_committed_tour_is_what_the_command_writes(tmp_path: Path) -> None:
     written = tmp_path / "tour.md"
     done = subprocess.run(
-        [sys.executable, "-m", "rollcert.stateful_tests.cli", "docs", "--output", str(written)],
+        [sys.executable, "-m", "rollcert.command.cli", "docs", "--output", str(written)],
         capture_output=True, text=True, timeout=600, check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -36,9 +36,25 @@ PROJECT_FILES = {
     "stateful_tests/__init__.py": "",
     "my_adapter.py": textwrap.dedent(
         """
-        from rollcert.stateful_tests.adapters.bundled import TARGET as BUNDLED
+        from rollcert.targets.adapters.bundled import TARGET as BUNDLED
 
         TARGET = BUNDLED
+        """
+    ),
+    # An adapter written before the rooms: the old paths still work, with a warning.
+    "tests/test_old_paths.py": textwrap.dedent(
+        """
+        import pytest
+
+
+        def test_the_old_adapter_paths_still_import_and_warn():
+            with pytest.warns(DeprecationWarning, match="moved to rollcert.targets.adapters.checked"):
+                from rollcert.stateful_tests.adapters.checked import CheckedAdapter as Old
+            with pytest.warns(DeprecationWarning, match="moved to rollcert.targets.adapter"):
+                from rollcert.stateful_tests.adapter import Target as OldTarget
+            from rollcert.targets import CheckedAdapter, Target
+
+            assert Old is CheckedAdapter and OldTarget is Target
         """
     ),
     "tests/test_own.py": textwrap.dedent(
@@ -102,7 +118,7 @@ def test_a_project_with_its_own_model_package_runs_its_tests_and_rollcert(tmp_pa
         cwd=project, capture_output=True, text=True, timeout=900, env=environment, check=False,
     )
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-3000:]
-    assert "2 passed" in tests.stdout
+    assert "3 passed" in tests.stdout
     certify = subprocess.run(
         [str(venv / "bin" / "rollcert"), "certify", "my_adapter:TARGET", "--only", "R2"],
         cwd=project, capture_output=True, text=True, timeout=900, env=environment, check=False,
@@ -112,5 +128,5 @@ def test_a_project_with_its_own_model_package_runs_its_tests_and_rollcert(tmp_pa
     # Nothing but rollcert at the top of site-packages.
     if not editable:
         purelib = next((venv / "lib").glob("python*/site-packages"))
-        ours = {entry.name for entry in purelib.iterdir()} & {"model", "impl", "proofs", "stateful_tests", "specimens"}
+        ours = {entry.name for entry in purelib.iterdir()} & {"model", "impl", "proofs", "targets", "stateful_tests", "reports", "command", "specimens"}
         assert not ours

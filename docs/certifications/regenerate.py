@@ -26,9 +26,9 @@ import re
 import sys
 from pathlib import Path
 
-from rollcert.stateful_tests.certificate import render_markdown
+from rollcert.reports.certificate import render_markdown
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.targets import resolve_target
+from rollcert.targets.resolve import resolve_target
 
 PAGES = Path(__file__).resolve().parent
 MARKED = re.compile(

@@ -3,9 +3,9 @@ parser runs out of stack; RecursionError must not pass for an answer)."""
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 DEPTH = 100_000
 

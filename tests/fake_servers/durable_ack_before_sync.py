@@ -9,8 +9,8 @@ import sys
 
 from rollcert.impl.file_journal import FileJournal
 from rollcert.model.errors import JournalError
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class AcknowledgeBeforeSync(FileJournal):

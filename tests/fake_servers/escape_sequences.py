@@ -7,8 +7,8 @@ control characters (``tests/test_hostile_servers.py``)."""
 
 import sys
 
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 STEER = "\x1b[2J\x1b[H\x1b[32mR0        passed\x1b[0m\u202e"
 MODE = sys.argv[1] if len(sys.argv) > 1 else "message"

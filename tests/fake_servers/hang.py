@@ -3,9 +3,9 @@
 import sys
 import time
 
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class HangingServer(JournaledBufferServer):

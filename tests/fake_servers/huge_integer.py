@@ -3,9 +3,9 @@ json will convert: a ValueError that must not pass for the implementation's answ
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class HugeIntegerServer(JournaledBufferServer):

@@ -6,9 +6,9 @@ client must give up once the line passes its limit, not hold 200 MB.
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 LINE_BYTES = 200 * 1024 * 1024
 PIECE = b"A" * (1024 * 1024)

@@ -2,7 +2,7 @@
 
 import sys
 
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol_server import main
 
 sys.stdout.write("Loading model weights... done\n")
 sys.stdout.flush()

@@ -4,9 +4,9 @@ at most 8 (bigger ones are refused with ValueError, as the protocol allows)."""
 
 import sys
 
-from rollcert.stateful_tests.protocol import Limits
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Limits
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class LimitedServer(JournaledBufferServer):

@@ -6,9 +6,9 @@ or ``after-sync`` (synced, the reply not yet sent: a kill keeps it)."""
 import sys
 import time
 
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import StateDirectory
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import StateDirectory
+from rollcert.targets.protocol_server import main
 
 PAUSE_SECONDS = 0.3
 WHERE = sys.argv[1]

@@ -2,9 +2,9 @@
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class StderrFloodServer(JournaledBufferServer):

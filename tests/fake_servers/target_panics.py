@@ -2,10 +2,10 @@
 as a native extension's panic does (pyo3's ``PanicException`` derives from
 ``BaseException``): rollcert must report it in one line, never a traceback."""
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
 
 
 class PanicException(BaseException):

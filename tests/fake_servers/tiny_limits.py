@@ -8,9 +8,9 @@ limits): the limits must not hide a real bug."""
 
 import sys
 
-from rollcert.stateful_tests.protocol import Limits
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Limits
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 MAX_BUFFER, MAX_INSERT = 6, 2
 LYING = sys.argv[1:] == ["lying"]

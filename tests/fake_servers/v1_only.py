@@ -4,9 +4,9 @@ the client must say hello again in version 1 and drive it as before."""
 
 import sys
 
-from rollcert.stateful_tests.protocol import PROTOCOL_VERSION
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import PROTOCOL_VERSION
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class VersionOneServer(JournaledBufferServer):

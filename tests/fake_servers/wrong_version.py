@@ -2,10 +2,10 @@
 
 import sys
 
-from rollcert.stateful_tests.protocol import Request
-from rollcert.stateful_tests.protocol import success_line
-from rollcert.stateful_tests.protocol_server import JournaledBufferServer
-from rollcert.stateful_tests.protocol_server import main
+from rollcert.targets.protocol import Request
+from rollcert.targets.protocol import success_line
+from rollcert.targets.protocol_server import JournaledBufferServer
+from rollcert.targets.protocol_server import main
 
 
 class FutureServer(JournaledBufferServer):

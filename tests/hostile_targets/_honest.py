@@ -11,9 +11,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import SutFactory
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import SutFactory
+from rollcert.targets.adapter import Target
 
 _EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "certify_your_own.py"
 _spec = importlib.util.spec_from_file_location("certify_your_own", _EXAMPLE)

@@ -20,8 +20,8 @@ import time
 from _honest import HonestAdapter
 from _honest import target
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
 
 _shared: list[HonestAdapter] = []
 

@@ -26,7 +26,7 @@ import time
 from _honest import HonestAdapter
 from _honest import target
 
-from rollcert.stateful_tests.adapter import BufferConfig
+from rollcert.targets.adapter import BufferConfig
 
 
 class Loops(HonestAdapter):

@@ -8,9 +8,9 @@ from _honest import HonestAdapter
 from _honest import target
 
 from rollcert.model.errors import UnreachableRollbackError
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import Capability
-from rollcert.stateful_tests.adapter import SystemUnderTest
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import SystemUnderTest
 
 CHECKPOINTED = frozenset({Capability.CORE, Capability.DEPTH, Capability.REVISIONS, Capability.CHECKPOINTS})
 

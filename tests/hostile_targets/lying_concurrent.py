@@ -14,7 +14,7 @@ from _honest import target
 from lying_numbers import EqualToEverything
 from lying_python_object import Convertible
 
-from rollcert.stateful_tests.adapter import Capability
+from rollcert.targets.adapter import Capability
 
 
 class LockedLyingLog(HonestAdapter):

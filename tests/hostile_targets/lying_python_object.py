@@ -10,9 +10,9 @@ from _honest import SnapshotLog
 from _honest import target
 from lying_bytes import AgreeableBytes
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapters.python_object import PythonBufferAdapter
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapters.python_object import PythonBufferAdapter
 
 
 class Convertible:

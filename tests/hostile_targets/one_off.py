@@ -16,9 +16,9 @@ from __future__ import annotations
 from _honest import HonestAdapter
 from _honest import target
 
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
 
 
 def corrupts_once(call: int) -> Target:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from _honest import HonestAdapter
 from _honest import target
 
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import Target
 
 print("prints_on_import: imported", flush=True)
 

@@ -22,9 +22,9 @@ from _honest import HonestAdapter
 from _honest import target
 
 from rollcert.model.errors import DivergenceError
-from rollcert.stateful_tests.adapter import BufferConfig
-from rollcert.stateful_tests.adapter import SystemUnderTest
-from rollcert.stateful_tests.adapter import Target
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
 
 
 class NativePanic(BaseException):

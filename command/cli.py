@@ -1,0 +1,600 @@
+"""The ``rollcert`` command: every subcommand, one parser, one usage error.
+
+    rollcert certify [TARGET] [--profile quick|ci|thorough] [--seed N] [--only R2,R3]
+                     [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
+                     [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible] [--call-timeout S] [--memory-limit MIB] [--in-process]
+    rollcert replay TARGET (--trace JSON | --certificate PATH --property ID) [--in-process]
+    rollcert smoke TARGET [--in-process]           # a handful of checks: is the adapter wired up?
+    rollcert explore [TARGET] [--depth K] [--in-process]   # bounded exhaustive search
+    rollcert prove [--only NAME] [--timeout S]     # the symbolic proofs (proofs/)
+    rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step
+    rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
+    rollcert specimens [--profile P] [--seed N]    # (plugin) every specimen: the kill matrix
+    rollcert properties [--markdown]               # (plugin) where each property is stated, checked, broken, proved
+    rollcert docs [--output docs/tour.md]          # (plugin) the tour: one chapter per property
+
+Exit status (SPEC §6), for every subcommand: 0 nothing violated and nothing
+unknown; 1 a violation; 2 unknown or error without a violation; 3 a usage or
+target error, reported as one line on stderr, never a traceback; 130 Ctrl-C.
+Every input is checked before any work starts: numbers (no nan, no infinity,
+no negatives), output paths (writable), traces (every field).
+
+Every subcommand that drives a target runs it in a worker process rollcert
+supervises (``certify`` one per property; ``smoke``, ``replay``, ``explore`` and
+``certify --exhaustive-depth``'s search one for the whole work, through
+``parallel.run_supervised``), so that a target that calls ``os._exit(0)``,
+crashes or is killed ends a worker, said in one line with exit status 2,
+never rollcert with exit status 0 and nothing said. ``--in-process`` runs it in
+rollcert's own process, for a debugger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.targets.adapter import UsageError
+from rollcert.targets.plugins import COMMANDS
+from rollcert.targets.plugins import Command
+from rollcert.targets.plugins import load_plugins
+
+if TYPE_CHECKING:  # the modules that drive targets are imported by the subcommands that need them
+    from rollcert.command.parallel import Say
+    from rollcert.command.parallel import TargetSource
+    from rollcert.command.parallel import WorkerEnded
+    from rollcert.stateful_tests.exhaustive import ExhaustiveResult
+    from rollcert.stateful_tests.judge import StepRecord
+    from rollcert.targets.adapter import BufferConfig
+    from rollcert.targets.adapter import Target
+
+USAGE_ERROR = 3
+#: Exit status for an error without a violation (a worker that ended without its result).
+ERROR = 2
+#: Exit status after Ctrl-C, as a shell reports a process SIGINT ended.
+INTERRUPTED = 130
+
+TARGET_HELP = "bundled (default), specimen:NAME, a registered name, module:attr or 'subprocess:COMMAND ARGS...'"
+
+
+# -- option types: refuse bad numbers before anything runs ------------------------------------
+
+
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range: give a whole number {bound}")
+        return value
+
+    return convert
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
+    return value
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` and ``--seed``, as every subcommand that runs the machines takes them."""
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default="quick",
+        help="Hypothesis settings: quick (about a minute), ci, thorough (default: %(default)s)",
+    )
+    parser.add_argument("--seed", type=whole_number(0, 2**63 - 1), default=0, help="(default: %(default)s)")
+
+
+def check_writable(*paths: Path | None) -> None:
+    """Refuse, before a long run, an output path that could not be written after it."""
+    for path in paths:
+        if path is None:
+            continue
+        if path.is_dir():
+            raise UsageError(f"cannot write {path}: it is a directory")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"cannot write {path}: there is no directory {parent}")
+        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"cannot write {path}: permission denied")
+
+
+def write_output(path: Path | None, text: str) -> None:
+    if path is not None:
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+def add_set_aside_option(parser: argparse.ArgumentParser) -> None:
+    """``--set-aside FILE``: known findings (TOML) the run does not generate; see targets/findings.py."""
+    parser.add_argument(
+        "--set-aside", type=Path, metavar="FILE",
+        help="a findings file (TOML): known findings to set aside; the certificate lists them",
+    )
+
+
+def resolve_with_findings(args: argparse.Namespace, text: str) -> Any:
+    """The target named ``text``, with ``--set-aside``'s findings set aside. The
+    file is read first, so a malformed one is refused before a server starts."""
+    from rollcert.targets.findings import load_findings
+    from rollcert.targets.resolve import resolve_target
+
+    path: Path | None = getattr(args, "set_aside", None)
+    findings = load_findings(path) if path is not None else ()
+    target = resolve_target(text)
+    return replace(target, set_aside=(*target.set_aside, *findings)) if findings else target
+
+
+def target_source(args: argparse.Namespace) -> TargetSource:
+    """How a worker process resolves TARGET (with ``--set-aside``'s findings) itself."""
+    from rollcert.command.parallel import TargetSource
+
+    path: Path | None = getattr(args, "set_aside", None)
+    return TargetSource(args.target, path.absolute() if path is not None else None)
+
+
+def add_in_process_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="run the target in this process (for a debugger) instead of a worker process; "
+        "a target that exits or crashes the process then takes rollcert with it",
+    )
+
+
+def worker_ended(ended: WorkerEnded) -> int:
+    """A supervised worker that ended without its result: one line, and never success."""
+    print(f"rollcert: {ended.reason}", file=sys.stderr)
+    return ERROR
+
+
+def _only(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    chosen = tuple(part.strip().upper() for part in text.split(",") if part.strip())
+    unknown = [p for p in chosen if p not in ALL_PROPERTY_IDS]
+    if unknown or not chosen:
+        raise UsageError(f"--only takes property IDs from {', '.join(ALL_PROPERTY_IDS)}; got {text!r}")
+    return chosen
+
+
+# -- the built-in subcommands --------------------------------------------------------------------
+
+
+def _configure_certify(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", nargs="?", default="bundled", help=TARGET_HELP)
+    add_run_options(parser)
+    parser.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
+    parser.add_argument("--json", type=Path, help="write the certificate as JSON")
+    parser.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
+    parser.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
+    parser.add_argument("--html", type=Path, help="write the certificate as one self-contained HTML page")
+    parser.add_argument(
+        "--exhaustive-depth", type=whole_number(1, 6), metavar="K", help="also run the bounded exhaustive search to depth K"
+    )
+    add_set_aside_option(parser)
+    parser.add_argument(
+        "-j", "--jobs", type=whole_number(1), default=1, metavar="N",
+        help="certify the properties in N worker processes: the verdicts and counterexamples of -j 1 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no live progress on a terminal (none is shown when stderr is not one)"
+    )
+    parser.add_argument(
+        "--call-timeout", type=positive_seconds, metavar="S",
+        help="seconds one call of an in-process target may take before its property is an error "
+        "(default: $ROLLCERT_CALL_TIMEOUT, else 60; $ROLLCERT_CALL_TIMEOUT=0 for no limit)",
+    )
+    parser.add_argument(
+        "--memory-limit", type=whole_number(64), metavar="MIB",
+        help="cap each property's worker process at MIB mebibytes of address space: a target that "
+        "allocates without bound then gets a MemoryError, judged like any undocumented exception",
+    )
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="with -j 1, run the properties in this process (for a debugger) instead of one worker process each, "
+        "and the --exhaustive-depth search too; a target that exits, crashes or hangs the process then takes rollcert with it",
+    )
+    parser.add_argument(
+        "--reproducible", action="store_true",
+        help="no wall-clock readings in the certificate (seconds 0, created from $SOURCE_DATE_EPOCH or 0) "
+        "and R7's thread-scheduling counts as reached or not, so one target, profile and seed give the same bytes",
+    )
+
+
+def _certify(args: argparse.Namespace) -> int:
+    from rollcert.command.parallel import certify_in_workers_or_here
+    from rollcert.reports.certificate import render_junit
+    from rollcert.reports.certificate import render_markdown
+    from rollcert.reports.certificate import render_text
+    from rollcert.reports.certificate import to_json
+    from rollcert.reports.progress import display_for
+
+    only = _only(args.only)
+    if args.memory_limit is not None and args.in_process and args.jobs == 1:
+        raise UsageError("--memory-limit caps the worker processes; it cannot be used with --in-process")
+    check_writable(args.json, args.markdown, args.junit, args.html)
+    _set_call_timeout(args.call_timeout)
+    created = _source_date() if args.reproducible else None  # refused, if bad, before the run
+    target = resolve_with_findings(args, args.target)
+    source = target_source(args)
+    display = display_for([p for p in ALL_PROPERTY_IDS if only is None or p in only], quiet=args.quiet)
+    try:
+        certificate = certify_in_workers_or_here(
+            target, profile=args.profile, seed=args.seed, only=only, target_text=args.target,
+            jobs=args.jobs, source=source, progress=display, isolate=not args.in_process,
+            memory_limit=args.memory_limit << 20 if args.memory_limit is not None else None,
+        )
+    except KeyboardInterrupt:  # every worker is stopped by now; say so in one line
+        print("rollcert: interrupted; no certificate written", file=sys.stderr)
+        return 130
+    finally:
+        if display is not None:
+            display.close()
+    if args.reproducible:
+        for result in certificate.results.values():
+            result.make_reproducible()
+    if args.exhaustive_depth is not None:
+        try:
+            certificate.exhaustive = _certificates_search(args, source, target)
+        except KeyboardInterrupt:
+            print("rollcert: interrupted; no certificate written", file=sys.stderr)
+            return INTERRUPTED
+    print(render_text(certificate))
+    record = to_json(certificate)
+    if created is not None:
+        record["created"] = created
+        if "exhaustive" in record:
+            record["exhaustive"].update(seconds=0.0, states_per_second=0)
+    write_output(args.json, json.dumps(record, indent=2) + "\n")
+    write_output(args.markdown, render_markdown(certificate))
+    write_output(args.junit, render_junit(certificate))
+    if args.html is not None:
+        from rollcert.reports.html_certificate import from_certificate_data
+        from rollcert.reports.html_certificate import render_html
+
+        write_output(args.html, render_html(from_certificate_data(certificate)))
+    return certificate.exit_status
+
+
+def _certificates_search(args: argparse.Namespace, source: TargetSource, target: Target) -> ExhaustiveResult:
+    """``--exhaustive-depth K``: the search in a supervised worker (or, with
+    ``--in-process``, here, on the target already resolved). A worker that ends
+    without its result makes the search ``error`` in the certificate, said on
+    stderr too."""
+    import time
+
+    from rollcert.command.parallel import WorkerEnded
+    from rollcert.stateful_tests.exhaustive import DEFAULT_MAX_STATES
+    from rollcert.stateful_tests.exhaustive import ExhaustiveResult
+
+    started = time.perf_counter()
+    searched = exhaustive_search(
+        target if args.in_process else source, args.exhaustive_depth, DEFAULT_MAX_STATES, None, in_process=args.in_process
+    )
+    if not isinstance(searched, WorkerEnded):
+        return searched
+    worker_ended(searched)
+    return ExhaustiveResult(
+        target=target.name, verdict="error", depth=0, requested_depth=args.exhaustive_depth, states=0,
+        distinct_states=0, seconds=time.perf_counter() - started, reason=searched.reason,
+    )
+
+
+def exhaustive_search(
+    where: TargetSource | Target, depth: int, max_states: int, time_budget_s: float | None, *, in_process: bool
+) -> ExhaustiveResult | WorkerEnded:
+    """The bounded exhaustive search of ``where`` (a target, or how to resolve one
+    in the worker), run by :func:`~rollcert.command.parallel.run_supervised`."""
+    from rollcert.command.parallel import WorkerEnded
+    from rollcert.command.parallel import run_supervised
+    from rollcert.stateful_tests.judge import Violation
+
+    searched = run_supervised(
+        partial(_search_in_worker, where, depth, max_states, time_budget_s), "the exhaustive search", in_process=in_process
+    )
+    if isinstance(searched, WorkerEnded):
+        return searched
+    outcome, violation = searched
+    return outcome if violation is None else replace(outcome, violation=Violation(*violation))
+
+
+def _search_in_worker(
+    where: TargetSource | Target, depth: int, max_states: int, time_budget_s: float | None, say: Say
+) -> tuple[ExhaustiveResult, tuple[BufferConfig, list[StepRecord], str] | None]:
+    """The search, and its violation taken apart: a :class:`Violation` does not
+    pickle (its ``__init__`` takes more than the message it passes on)."""
+    from rollcert.command.parallel import TargetSource
+    from rollcert.stateful_tests.exhaustive import explore
+
+    target = where.resolve() if isinstance(where, TargetSource) else where
+    outcome = explore(target, depth=depth, max_states=max_states, time_budget_s=time_budget_s)
+    found = outcome.violation
+    return replace(outcome, violation=None), None if found is None else (found.config, found.steps, found.explanation)
+
+
+def _set_call_timeout(seconds: float | None) -> None:
+    """``--call-timeout`` goes through the environment, so that the worker
+    processes the properties run in inherit it (a bad $ROLLCERT_CALL_TIMEOUT
+    was refused by :func:`_check_environment`, before any command ran)."""
+    from rollcert.stateful_tests.judge import CALL_TIMEOUT_VARIABLE
+
+    if seconds is not None:
+        os.environ[CALL_TIMEOUT_VARIABLE] = repr(seconds)
+
+
+def _source_date() -> str:
+    """The certificate's creation time for ``--reproducible``: $SOURCE_DATE_EPOCH
+    (the reproducible-builds convention) or the epoch itself."""
+    import datetime
+
+    text = os.environ.get("SOURCE_DATE_EPOCH", "0")
+    try:
+        seconds = int(text, 10)
+    except ValueError:
+        raise UsageError(f"SOURCE_DATE_EPOCH={text!r} is not a whole number of seconds") from None
+    try:
+        return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        raise UsageError(f"SOURCE_DATE_EPOCH={text!r} is out of range") from None
+
+
+def _configure_replay(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help=TARGET_HELP)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--trace", help="the trace as JSON text (as printed after 'Replay:')")
+    source.add_argument("--certificate", type=Path, help="a certificate JSON; replays the counterexample of --property")
+    parser.add_argument("--property", help="with --certificate: which property's counterexample")
+    add_set_aside_option(parser)
+    add_in_process_option(parser)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from rollcert.command.parallel import WorkerEnded
+    from rollcert.command.parallel import run_supervised
+    from rollcert.stateful_tests.traces import parse_trace
+
+    if args.trace is not None:
+        trace_text = args.trace
+    else:
+        if args.property is None:
+            raise UsageError("--certificate needs --property ID: which property's counterexample to replay")
+        try:
+            certificate = json.loads(args.certificate.read_text(encoding="utf-8"))
+            trace_text = json.dumps(certificate["properties"][args.property.upper()]["counterexample"]["trace"])
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+            raise UsageError(
+                f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
+            ) from None
+    try:
+        parse_trace(trace_text)  # refused here, before a worker starts; the worker reads it again
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"bad trace: {error}") from None
+    replayed = run_supervised(
+        partial(_replay_in_worker, target_source(args), trace_text), "the replay", in_process=args.in_process
+    )
+    return worker_ended(replayed) if isinstance(replayed, WorkerEnded) else replayed
+
+
+def _replay_in_worker(source: TargetSource, trace_text: str, say: Say) -> int:
+    """Resolve the target, replay the trace (checked already) and ``say`` each step: the exit status."""
+    from rollcert.reports.certificate import format_steps
+    from rollcert.stateful_tests.family import NotGenerable
+    from rollcert.stateful_tests.judge import Violation
+    from rollcert.stateful_tests.judge import replay
+    from rollcert.stateful_tests.traces import parse_trace
+    from rollcert.targets.adapter import HarnessError
+
+    family, config, operations = parse_trace(trace_text)
+    target = source.resolve()
+    try:
+        steps = replay(family, target, config, operations)
+    except Violation as violation:
+        say("\n".join(format_steps(violation.steps)))
+        say(f"Why: {violation.explanation}")
+        say(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
+        return 1
+    except NotGenerable as error:
+        raise UsageError(f"bad trace: {error}") from None
+    except HarnessError as error:
+        say(f"ERROR: the adapter or the SUT broke: {error}")
+        return ERROR
+    say("\n".join(format_steps(steps)))
+    skipped = len(operations) - len(steps)  # steps a --set-aside finding covers
+    say(f"all {len(steps)} steps agree with the model" + (f" ({skipped} set aside)" if skipped else ""))
+    return 0
+
+
+def _configure_smoke(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help=TARGET_HELP)
+    add_set_aside_option(parser)
+    add_in_process_option(parser)
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from rollcert.command.parallel import WorkerEnded
+    from rollcert.command.parallel import run_supervised
+
+    smoked = run_supervised(partial(_smoke_in_worker, target_source(args)), "the smoke checks", in_process=args.in_process)
+    return worker_ended(smoked) if isinstance(smoked, WorkerEnded) else smoked
+
+
+def _smoke_in_worker(source: TargetSource, say: Say) -> int:
+    from rollcert.command.smoke import smoke
+
+    return smoke(source.resolve(), report=say)
+
+
+def _configure_explore(parser: argparse.ArgumentParser) -> None:
+    from rollcert.stateful_tests.exhaustive import DEFAULT_MAX_STATES
+
+    parser.add_argument("target", nargs="?", default="bundled", help=TARGET_HELP)
+    parser.add_argument("--depth", type=whole_number(1, 8), default=4, help="longest trace tried (default: %(default)s)")
+    parser.add_argument(
+        "--max-states", type=whole_number(1), default=DEFAULT_MAX_STATES, help="(default: %(default)s); unknown if exceeded"
+    )
+    parser.add_argument("--time-budget", type=positive_seconds, default=None, help="seconds; unknown if exceeded")
+    parser.add_argument("--json", type=Path, help="write the result as JSON")
+    add_set_aside_option(parser)
+    add_in_process_option(parser)
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from rollcert.command.parallel import WorkerEnded
+    from rollcert.reports.certificate import format_steps
+
+    check_writable(args.json)
+    outcome = exhaustive_search(
+        target_source(args), args.depth, args.max_states, args.time_budget, in_process=args.in_process
+    )
+    if isinstance(outcome, WorkerEnded):
+        return worker_ended(outcome)
+    print(f"{outcome.target}: {outcome.summary()}")
+    if outcome.reason:
+        print(f"  {outcome.reason}")
+    if outcome.violation is not None:
+        config = outcome.violation.config
+        bound = "" if config.capacity is None else f", capacity {config.capacity}, policy {config.policy}"
+        print(f"  shortest counterexample ({outcome.property_id}), initial {config.initial!r}{bound}:")
+        print("\n".join(format_steps(outcome.violation.steps)))
+        print(f"  {outcome.violation.explanation}")
+    write_output(args.json, json.dumps(outcome.to_json(), indent=2) + "\n" if args.json is not None else "")
+    return {"passed": 0, "violated": 1}.get(outcome.verdict, 2)
+
+
+def _configure_prove(parser: argparse.ArgumentParser) -> None:
+    from rollcert.proofs.runner import DEFAULT_TIMEOUT_SECONDS
+
+    parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON to PATH")
+    parser.add_argument("--show-counterexamples", action="store_true", help="print each refutation's decoded counterexample")
+    parser.add_argument("--only", metavar="NAME", action="append", help="run only this obligation (repeatable)")
+    parser.add_argument(
+        "--timeout", metavar="SECONDS", type=positive_seconds, default=DEFAULT_TIMEOUT_SECONDS,
+        help="z3 budget per query (default: %(default)s); running out is UNKNOWN, a failure",
+    )
+    parser.add_argument("--list", action="store_true", help="list the obligations and exit")
+    parser.add_argument("--no-crosshair", action="store_true", help="skip the CrossHair checks (about 20 s) and run z3 only")
+
+
+def _prove(args: argparse.Namespace) -> int:
+    from rollcert.proofs.report import list_obligations
+    from rollcert.proofs.report import obligation_names
+    from rollcert.proofs.report import prove
+
+    unknown = [name for name in args.only or [] if name not in obligation_names()]
+    if unknown:
+        raise UsageError(f"no obligation named {unknown[0]!r}; `rollcert prove --list` shows the names")
+    check_writable(args.json)
+    if args.list:
+        list_obligations()
+        return 0
+    status, record = prove(args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair)
+    if args.json is not None:
+        write_output(args.json, json.dumps(record, indent=2) + "\n")
+    return status
+
+
+def _configure_explain(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", help="a target to certify now (e.g. specimen:NAME) or a certificate JSON file")
+    parser.add_argument("--property", help="which property's counterexample (default: the first violated)")
+    parser.add_argument("--all", action="store_true", help="show every step at once")
+    add_run_options(parser)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from rollcert.reports.explain import explain_main
+
+    return explain_main(args.source, args.property, args.all, profile=args.profile, seed=args.seed)
+
+
+def _configure_html(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("certificate", type=Path, help="a certificate JSON (its counterexamples are replayed)")
+    parser.add_argument("output", type=Path, help="the HTML file to write")
+
+
+def _html(args: argparse.Namespace) -> int:
+    from rollcert.reports.html_certificate import html_main
+
+    check_writable(args.output)
+    return html_main(args.certificate, args.output)
+
+
+BUILT_IN: tuple[Command, ...] = (
+    Command("certify", "certify an implementation and print its certificate", _configure_certify, _certify),
+    Command("replay", "replay a trace (a counterexample's steps) against a target", _configure_replay, _replay),
+    Command("smoke", "a handful of operations, one line per check: is the adapter wired up?", _configure_smoke, _smoke),
+    Command("explore", "bounded exhaustive search: every trace up to a depth", _configure_explore, _explore),
+    Command("prove", "the symbolic proofs (z3) and the CrossHair checks", _configure_prove, _prove),
+    Command("explain", "walk through a counterexample, one step per Enter", _configure_explain, _explain),
+    Command("html", "draw a JSON certificate as one self-contained HTML page", _configure_html, _html),
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is a :class:`UsageError` (one line, exit 3)."""
+
+    def error(self, message: str) -> Any:  # argparse's error() never returns
+        where = self.prog.removeprefix("rollcert").strip()
+        raise UsageError(f"{where}: {message}" if where else message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rollcert", description="Certify rollback logs against the rollcert model.")
+    subcommands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in (*BUILT_IN, *COMMANDS.values()):
+        command.configure(subcommands.add_parser(command.name, help=command.help, description=command.help))
+    return parser
+
+
+def _check_environment() -> None:
+    """The environment is the user's input too: a bad ``$ROLLCERT_CALL_TIMEOUT`` is a
+    usage error before any command runs, not an error the target is blamed for
+    halfway (``rollcert smoke`` reported it as "the adapter raised UsageError")."""
+    from rollcert.stateful_tests.judge import call_timeout
+
+    call_timeout()
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        load_plugins()
+        try:
+            args = build_parser().parse_args(arguments)
+        except SystemExit as exit_request:  # --help and --version
+            return 0 if exit_request.code in (0, None) else USAGE_ERROR
+        command = {c.name: c for c in (*BUILT_IN, *COMMANDS.values())}[args.command]
+        _check_environment()
+        return command.run(args)
+    except UsageError as error:
+        print(f"rollcert: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:  # any worker is stopped by now (parallel.py); say so in one line
+        print("rollcert: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:  # the reader went away (``rollcert properties | head``): nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush stays quiet
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

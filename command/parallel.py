@@ -1,0 +1,513 @@
+"""``rollcert certify -j N``: each property in a worker process of its own.
+
+A property's run depends only on the target, the property, the profile and the
+seed (Hypothesis is seeded per round, runs without an example database, and
+every machine starts each example from a fresh SUT and model), so the
+properties can run anywhere in any order and give what a serial run gives; the
+certificate is put together in the parent, in the serial order, and R0 takes
+the others' counterexamples there (``certify._fold_into_master``), as serially.
+
+Design choices, and why:
+
+- **One process per property**, at most ``jobs`` at a time, started from the
+  ``forkserver`` context (``spawn`` where there is none): a fresh interpreter
+  state per property, so nothing one property's run left behind (a module-level
+  counter of buffer ids, a cache, a thread) can reach another's, and a worker
+  that dies takes down exactly one property, which is then ``error`` with the
+  signal or exit status that ended it. A process pool would hand a dead
+  worker's ``BrokenProcessPool`` to every pending property alike.
+- **The target is resolved again in the worker** from :class:`TargetSource`
+  (the TARGET text and the ``--set-aside`` file): a ``Target`` holds closures
+  (its factory, a findings file's predicates) and is never pickled.
+- **One pipe per worker**, carrying progress events and then the result; a
+  pipe that reaches its end with no result means the worker died. The parent
+  waits on all pipes at once, so it never hangs on a dead worker and wakes at
+  least ten times a second to redraw the progress display.
+- **Ctrl-C** reaches every worker (they share the terminal's process group);
+  a worker then exits quietly, and the parent terminates whatever is left and
+  re-raises :class:`KeyboardInterrupt`.
+
+Timings: a property's ``seconds`` is measured in its worker around its own run,
+as in a serial run, so it does not count the time it waited for a free worker.
+
+:func:`run_supervised` is the same machinery for one worker that runs the whole
+target work of another subcommand (``smoke``, ``replay``, ``explore``, the
+exhaustive part of ``certify``): the worker resolves the target, does the work,
+sends back each line to print and then its result, and a worker that ends
+without a result (``os._exit``, a signal, a crash) is said so in one line,
+never taken for success. That one worker is a plain fork where it is safe
+(see :func:`_supervising_context`): it costs milliseconds, not an interpreter.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import signal
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from multiprocessing.connection import Connection
+from multiprocessing.connection import wait
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeAlias
+from typing import TypeVar
+
+from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests.progress_events import INTERVAL
+from rollcert.stateful_tests.progress_events import Budget
+from rollcert.stateful_tests.progress_events import ProgressSink
+from rollcert.stateful_tests.verdicts import CertificateData
+from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import UsageError
+from rollcert.targets.adapter import describe_exception
+
+if TYPE_CHECKING:  # the engine's certify pulls in Hypothesis: imported when a run starts
+    from rollcert.stateful_tests.certify import PropertiesRunner
+    from rollcert.stateful_tests.profiles import Profile
+
+#: ``certify.certify_property``'s signature: one property of one target, to a verdict.
+PropertyRunner: TypeAlias = Callable[..., PropertyResult]
+
+#: Prints one line (or several, joined) of a subcommand's output in rollcert's own process.
+Say: TypeAlias = Callable[[str], None]
+
+#: What a supervised worker's work returns (anything that pickles).
+Result = TypeVar("Result")
+
+#: Seconds a worker is given to stop after ``terminate`` before it is killed.
+TERMINATE_GRACE = 2.0
+
+#: Properties whose runs take longest, started before the others.
+LONGEST_FIRST = frozenset({"R7"})
+
+
+@dataclass(frozen=True)
+class TargetSource:
+    """How a worker builds the target again: the TARGET as the user typed it and
+    the findings file (``--set-aside``) whose findings it sets aside, if any."""
+
+    text: str
+    set_aside: Path | None = None
+
+    def resolve(self) -> Target:
+        from dataclasses import replace
+
+        from rollcert.targets.findings import load_findings
+        from rollcert.targets.resolve import resolve_target
+
+        findings = load_findings(self.set_aside) if self.set_aside is not None else ()
+        target = resolve_target(self.text)
+        return replace(target, set_aside=(*target.set_aside, *findings)) if findings else target
+
+
+class _PipeSink:
+    """The worker's end of the progress display: every event goes to the parent.
+
+    A :class:`~rollcert.reports.progress.Sampler` calls ``advanced`` from
+    its own thread, at most ten times a second; sends are serialised by the
+    connection's use from one thread at a time (the GIL and a lock)."""
+
+    def __init__(self, connection: Connection) -> None:
+        import threading
+
+        self._connection = connection
+        self._lock = threading.Lock()
+
+    def _send(self, *message: Any) -> None:
+        with self._lock:
+            self._connection.send(message)
+
+    def started(self, property_id: str, budget: Budget | None) -> None:
+        self._send("started", property_id, budget)
+
+    def advanced(self, property_id: str, examples: int, steps: int) -> None:
+        self._send("advanced", property_id, examples, steps)
+
+    def violation(self, property_id: str, text: str) -> None:
+        self._send("violation", property_id, text)
+
+    def finished(self, property_id: str, verdict: str, detail: str) -> None:
+        pass  # the parent reports it on receiving the result, after the worker's last send
+
+
+def _work(
+    run_property: PropertyRunner,
+    source: TargetSource,
+    property_id: str,
+    profile: str,
+    seed: int,
+    connection: Connection,
+    report: bool,
+) -> None:
+    """A worker's whole life: resolve the target, certify one property, send the result.
+
+    ``run_property`` is ``certify.certify_property``, passed in rather than
+    imported: it travels to the worker as a reference to a module-level
+    function, and this module stays below ``certify`` in the import graph."""
+    from rollcert.stateful_tests.profiles import PROFILES
+
+    try:
+        try:
+            target = source.resolve()
+            sink = _PipeSink(connection) if report else None
+            result = run_property(target, property_id, PROFILES[profile], seed, progress=sink)
+            del target  # collected below, before the parent hears the result
+            message: tuple[Any, ...] = ("result", result)
+        except KeyboardInterrupt:
+            return  # the parent was interrupted too, and says so
+        except BaseException as error:  # a failure to resolve or to run is this property's error
+            message = ("failed", f"{type(error).__name__}: {error}")
+        _report(connection, message)
+    except (KeyboardInterrupt, BrokenPipeError):
+        return
+    finally:
+        connection.close()
+
+
+def _report(connection: Connection, message: tuple[Any, ...]) -> None:
+    """A worker's last word: release what its work started, then send ``message``
+    (or, if it cannot travel, why not)."""
+    _release_what_the_work_started()
+    try:
+        connection.send(message)
+    except Exception as error:  # say why the result could not travel
+        connection.send(("failed", f"the result could not be sent to the parent: {describe_exception(error)}"))
+
+
+def _release_what_the_work_started() -> None:
+    """Stop what a worker's work started and no longer holds: a protocol server's
+    process group, a durable buffer's state directory (their finalizers run when
+    they are collected). A worker ends with ``os._exit``, which runs no finalizer
+    left for interpreter exit, so this runs before the parent hears the result
+    and may exit: else the servers a target started outlive rollcert (found by
+    ``rollcert smoke`` on a server that forks a child, once smoke ran in a worker)."""
+    gc.collect()
+
+
+def _context() -> BaseContext:
+    """``forkserver`` where it exists (forks of a small clean server: fast, and no
+    copy of the parent's threads or state), else ``spawn``; never plain ``fork``."""
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        # Imported once in the server, inherited by every fork: workers start in milliseconds.
+        context.set_forkserver_preload(["rollcert.stateful_tests.certify"])
+    return context
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    """How a worker process ended, in words: "exited with status 0", "was killed by SIGSEGV"."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"was killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
+
+
+def _death(property_id: str, exitcode: int | None) -> str:
+    """Why a worker that sent no result is gone, in words."""
+    return (
+        f"the worker process certifying {property_id} {_how_it_ended(exitcode)} before reporting a verdict "
+        "(the SUT or a native extension crashed or exited the process)"
+    )
+
+
+@dataclass
+class _Worker:
+    #: The property it certifies, or (:func:`run_supervised`) what it runs.
+    task: str
+    process: BaseProcess
+    connection: Connection
+
+
+def certify_in_workers_or_here(
+    target: Target,
+    *,
+    jobs: int = 1,
+    source: TargetSource | None = None,
+    isolate: bool = False,
+    memory_limit: int | None = None,
+    **options: Any,
+) -> CertificateData:
+    """:func:`rollcert.stateful_tests.certify.certify` (which takes ``options``), in
+    worker processes when asked.
+
+    With ``jobs`` above 1 the properties run in up to ``jobs`` worker processes,
+    each resolving the target anew from ``source`` (default: ``target_text``; a
+    Target holds closures and is never pickled); the verdicts and counterexamples
+    are those of a serial run.
+
+    With ``isolate`` every property runs in a worker process even with one job
+    (``rollcert certify`` does): a target that calls ``os._exit``, crashes the
+    interpreter, leaves a thread running, changes the working directory or
+    ``sys.stdout``, or fills memory takes down one property's worker, which is
+    then ``error``, never the run (an ``os._exit(0)`` used to end ``rollcert
+    certify`` with exit status 0 and no certificate). It costs one fork of the
+    forkserver per property, and the target resolved again in it: 30-170 ms a
+    property for a small Python target.
+
+    ``memory_limit`` (bytes; only with worker processes) caps each worker's
+    address space: a target that allocates without bound gets a ``MemoryError``
+    (judged like any undocumented exception) instead of the machine's memory."""
+    from rollcert.model.properties import ALL_PROPERTY_IDS
+    from rollcert.stateful_tests.certify import certify
+    from rollcert.stateful_tests.certify import certify_property
+
+    only, target_text = options.get("only"), options.get("target_text")
+    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
+    runner: PropertiesRunner | None = None
+    if (jobs > 1 and len(property_ids) > 1) or (isolate and property_ids):
+        if source is None:
+            if target_text is None or target.set_aside:
+                raise ValueError(
+                    "certify(jobs > 1 or isolate) re-resolves the target in each worker: give source=TargetSource(...)"
+                )
+            source = TargetSource(target_text)
+        run_property = certify_property if memory_limit is None else partial(_certify_within, memory_limit)
+        chosen_source = source
+
+        def runner(ids: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
+            return certify_in_workers(run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress)
+
+    return certify(target, run_properties=runner, **options)
+
+
+def _certify_within(
+    memory_limit: int, target: Target, property_id: str, profile: Profile, seed: int, *,
+    progress: ProgressSink | None = None,
+) -> PropertyResult:
+    """``certify_property`` in a worker process whose address space is capped
+    at ``memory_limit`` bytes (``RLIMIT_AS``; the worker is the only process it
+    binds). Module-level, so that it travels to the worker by reference."""
+    import resource
+
+    from rollcert.stateful_tests.certify import certify_property
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    return certify_property(target, property_id, profile, seed, progress=progress)
+
+
+def certify_in_workers(
+    run_property: PropertyRunner,
+    source: TargetSource,
+    property_ids: Sequence[str],
+    profile: str,
+    seed: int,
+    jobs: int,
+    progress: ProgressSink | None = None,
+) -> dict[str, PropertyResult]:
+    """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given."""
+    context = _context()
+    # Longest first, so that it does not start last and run alone: R7 runs each
+    # program many times (about half a default run). Start order changes no result.
+    waiting = sorted(property_ids, key=lambda pid: pid not in LONGEST_FIRST)
+    running: dict[Connection, _Worker] = {}
+    results: dict[str, PropertyResult] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                property_id = waiting.pop(0)
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(  # type: ignore[attr-defined]
+                    target=_work, args=(run_property, source, property_id, profile, seed, sender, progress is not None),
+                    name=f"rollcert-certify-{property_id}", daemon=True,
+                )
+                process.start()
+                sender.close()  # the worker holds the only writer: its end is our EOF
+                running[receiver] = _Worker(property_id, process, receiver)
+            for ready in wait(list(running), timeout=INTERVAL):
+                assert isinstance(ready, Connection)
+                worker = running[ready]
+                result = _receive(worker, progress)
+                if result is not None:
+                    del running[ready]
+                    ready.close()
+                    worker.process.join(TERMINATE_GRACE)
+                    if worker.process.is_alive():  # a non-daemon thread the target started keeps it alive
+                        _stop(worker)
+                    results[worker.task] = result
+                    if progress is not None:
+                        progress.finished(worker.task, result.verdict, result.progress_summary())
+            tick = getattr(progress, "tick", None)
+            if tick is not None:
+                tick()
+    finally:  # normally nothing is left; after Ctrl-C or an error, stop every worker
+        for worker in running.values():
+            _stop(worker)
+    return {pid: results[pid] for pid in property_ids}
+
+
+def _receive(worker: _Worker, progress: ProgressSink | None) -> PropertyResult | None:
+    """Read one message from ``worker``: its result (or what stands for it) or ``None``."""
+    try:
+        message = worker.connection.recv()
+    except (EOFError, OSError):
+        worker.process.join()
+        return _error(worker.task, _death(worker.task, worker.process.exitcode))
+    kind = message[0]
+    if kind == "result":
+        result: PropertyResult = message[1]
+        return result
+    if kind == "failed":
+        return _error(worker.task, f"the worker certifying {worker.task} failed: {message[1]}")
+    if progress is not None:
+        getattr(progress, kind)(*message[1:])
+    return None
+
+
+def _error(property_id: str, reason: str) -> PropertyResult:
+    prop = PROPERTIES.get(property_id)
+    return PropertyResult(property_id, "error", prop.title if prop is not None else "", reason=reason)
+
+
+def _stop(worker: _Worker) -> None:
+    worker.process.terminate()
+    worker.process.join(TERMINATE_GRACE)
+    if worker.process.is_alive():
+        worker.process.kill()
+        worker.process.join()
+    worker.connection.close()
+
+
+# -- one supervised worker for a whole subcommand ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerEnded:
+    """A supervised worker ended without reporting its result (or failed to
+    produce one): why, in one line. Never a success: the caller exits 2."""
+
+    reason: str
+
+
+def run_supervised(work: Callable[[Say], Result], doing: str, *, in_process: bool = False) -> Result | WorkerEnded:
+    """``work(say)`` in a worker process of its own; what it returned, or why it has none.
+
+    ``work`` is the whole of a subcommand's target work (resolving the target
+    included: the target is imported and built once, in the worker) and must
+    pickle (a module-level function, or a ``functools.partial`` of one). Each
+    ``say(text)`` prints ``text`` here, in order with what the target writes
+    to the inherited stdout/stderr, so the output is a serial run's; what
+    ``work`` returns comes back by the same pipe. A :class:`UsageError` the
+    worker raises (a target that cannot be imported, a malformed findings file)
+    is raised here, to be its one line and exit status 3; any other exception,
+    and a worker that ends without a result (``os._exit(0)`` in the target, a
+    signal, a crash of a native extension), is a :class:`WorkerEnded` naming it,
+    so that the run can never end with exit status 0 and nothing said.
+
+    Ctrl-C reaches the worker too (one process group): it stops quietly, and
+    the ``KeyboardInterrupt`` raised here stops whatever is left of it.
+    ``in_process`` runs ``work`` in this process instead, for a debugger."""
+    from rollcert.stateful_tests.judge import watching_for_ctrl_c
+
+    if in_process:
+        with watching_for_ctrl_c():  # a KeyboardInterrupt the target raises is judged, as in the worker
+            return work(_say_here)
+    context = _supervising_context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(  # type: ignore[attr-defined]
+        target=_work_supervised, args=(work, sender), name="rollcert-supervised", daemon=True,
+    )
+    process.start()
+    sender.close()  # the worker holds the only writer: its end is our EOF
+    worker = _Worker(doing, process, receiver)
+    try:
+        while True:
+            try:
+                kind, payload = receiver.recv()
+            except (EOFError, OSError):
+                process.join()
+                return WorkerEnded(
+                    f"the worker process running {doing} {_how_it_ended(process.exitcode)} before reporting "
+                    "its result (the target or a native extension crashed or exited the process)"
+                )
+            if kind == "say":
+                _say_here(payload)
+            elif kind == "usage":
+                raise UsageError(payload)
+            elif kind == "failed":
+                return WorkerEnded(f"the worker process running {doing} failed: {payload}")
+            else:
+                result: Result = payload
+                process.join(TERMINATE_GRACE)  # it is exiting; a thread the target left running may hold it
+                return result
+    finally:  # after a result, a thread the target left running; after Ctrl-C or an error, anything
+        _stop(worker)
+
+
+def _supervising_context() -> BaseContext:
+    """A plain ``fork`` of this process on Linux when it runs one thread, else :func:`_context`.
+
+    The property workers need a fresh interpreter each, so that no property's
+    run sees what another's left behind; a subcommand's one worker does not:
+    this process has not run the target, and one thread means no lock a fork
+    could copy held. A fork then costs milliseconds where starting the
+    forkserver costs a second interpreter and the imports this process has
+    already made (measured: about 250 ms added to a 0.35 s ``rollcert smoke``,
+    against about 15 ms for the fork; benchmarks/supervised_cost.py). Elsewhere
+    (macOS's frameworks are not fork-safe; a process with threads, such as a
+    test session) the forkserver, which needs ``work`` to pickle."""
+    import sys
+    import threading
+
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return _context()
+
+
+def _say_here(text: str) -> None:
+    print(text, flush=True)  # flushed: the worker's own writes to the same stdout come after it
+
+
+class _SayToParent:
+    """The worker's ``say``: the line travels to the parent, after whatever the
+    target printed so far (flushed first, so that the order is a serial run's)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def __call__(self, text: str) -> None:
+        _flush_standard_streams()
+        self._connection.send(("say", text))
+
+
+def _flush_standard_streams() -> None:
+    import contextlib
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # a target may have closed or replaced them
+            stream.flush()
+
+
+def _work_supervised(work: Callable[[Say], object], connection: Connection) -> None:
+    """A supervised worker's whole life: run ``work``, send its result (or why there is none)."""
+    from rollcert.stateful_tests.judge import interrupted_by_user
+    from rollcert.stateful_tests.judge import watching_for_ctrl_c
+
+    try:
+        with watching_for_ctrl_c():
+            try:
+                message: tuple[str, object] = ("done", work(_SayToParent(connection)))
+            except KeyboardInterrupt as error:
+                if interrupted_by_user():
+                    return  # the parent was interrupted too, and says so
+                message = ("failed", describe_exception(error))
+            except UsageError as error:
+                message = ("usage", str(error))
+            except BaseException as error:  # no traceback: one line, and --in-process for a debugger
+                message = ("failed", describe_exception(error))
+        _flush_standard_streams()
+        _report(connection, message)
+    except (KeyboardInterrupt, BrokenPipeError):
+        return
+    finally:
+        connection.close()

@@ -1,0 +1,334 @@
+"""Certificates: the verdicts of a run, for people (text, Markdown) and machines
+(versioned JSON, JUnit XML), and counterexamples a person can follow.
+
+A counterexample is printed as numbered steps, each with the buffer before, the
+bytes the model expected and the bytes the implementation produced, the
+differing span marked ``⟦…⟧``, a plain-words explanation, and a one-line
+command that replays it.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import shlex
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree
+
+from rollcert.model.operations import operation_to_json
+from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import Counterexample
+from rollcert.stateful_tests.certify import PropertyResult
+from rollcert.stateful_tests.families import family_named
+from rollcert.stateful_tests.family import Observed
+from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import elided
+from rollcert.stateful_tests.family import first_difference
+from rollcert.stateful_tests.family import shown_window
+from rollcert.stateful_tests.traces import trace_json
+from rollcert.targets.version import SUITE_VERSION
+
+SCHEMA = "rollcert-certificate/2"
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def show_bytes(data: bytes, span: tuple[int, int] | None = None) -> str:
+    """Bytes as readable text (Python escapes for the unprintable), ``span`` marked;
+    a long buffer is shown around the span (``family.shown_window``)."""
+
+    def text(chunk: bytes) -> str:
+        return repr(chunk)[2:-1]
+
+    first, last = shown_window(len(data), span[0] if span else 0)
+    shown = data[first:last]
+    if span is None:
+        return elided(f"'{text(shown)}'", first, last, len(data))
+    start, end = (min(max(edge - first, 0), len(shown)) for edge in span)
+    return elided(f"'{text(shown[:start])}⟦{text(shown[start:end])}⟧{text(shown[end:])}'", first, last, len(data))
+
+
+def _observed_json(observed: Observed) -> dict[str, Any]:
+    return {
+        "error": observed.error,
+        "buffer": _b64(observed.buffer),
+        "text": show_bytes(observed.buffer),
+        "depth": observed.depth,
+        "revision": observed.revision,
+    }
+
+
+# -- traces (replayable step lists) -------------------------------------------------
+
+
+def counterexample_trace(counterexample: Counterexample) -> dict[str, Any]:
+    family = family_named(counterexample.family)
+    return trace_json(family, counterexample.config(), [step.operation for step in counterexample.steps])
+
+
+def replay_command(counterexample: Counterexample) -> str:
+    trace = json.dumps(counterexample_trace(counterexample), separators=(",", ":"))
+    return f"rollcert replay {shlex.quote(counterexample.target)} --trace {shlex.quote(trace)}"
+
+
+# -- counterexamples for people ------------------------------------------------------------
+
+
+def format_steps(steps: Sequence[StepRecord]) -> list[str]:
+    lines: list[str] = []
+    for record in steps:
+        lines.append(f"  {record.index}. {record.operation.describe()}")
+        if record.context:  # an apply_diff: B0, the live base B, the diff, the rule
+            lines += [f"       {label:<9} {text}" for label, text in record.context]
+        else:
+            lines.append(f"       before    {show_bytes(record.before)}")
+        expected, actual = record.expected, record.actual
+        if record.ok:
+            result = f"raised {actual.error}" if actual.error else "ok"
+            lines.append(f"       after     {show_bytes(actual.buffer)}   ({result}, as the model says)")
+            continue
+        span = first_difference(expected.buffer, actual.buffer)
+        marks_e = (span[0], span[1]) if span else None
+        marks_a = (span[0], span[2]) if span else None
+        lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   ({expected.status()})")
+        lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   ({actual.status()})")
+        if record.sut_message:
+            lines.append(f"       the implementation said: {record.sut_message}")
+    return lines
+
+
+
+def format_counterexample(counterexample: Counterexample) -> str:
+    capacity = (
+        f", capacity {counterexample.capacity} ({counterexample.policy})"
+        if counterexample.capacity is not None
+        else ""
+    ) + counterexample.config().journal_phrase()
+    lines = [
+        f"Counterexample for {counterexample.property_id} ({len(counterexample.steps)} steps) on "
+        f"{counterexample.target}, starting from {show_bytes(counterexample.initial)}{capacity}:",
+        *format_steps(counterexample.steps),
+        f"  Why: {counterexample.explanation}",
+        f"  Replay: {replay_command(counterexample)}",
+    ]
+    return "\n".join(lines)
+
+
+# -- whole certificates ------------------------------------------------------------------------
+
+
+def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
+    last = counterexample.steps[-1]
+    return {
+        "initial": _b64(counterexample.initial),
+        "initial_text": show_bytes(counterexample.initial),
+        "capacity": counterexample.capacity,
+        "policy": counterexample.policy,
+        **({"durability": counterexample.durability} if counterexample.durable else {}),
+        "steps": [
+            {
+                "index": step.index,
+                "operation": operation_to_json(step.operation),
+                **({"context": dict(step.context)} if step.context else {}),
+                **({"note": step.note} if step.note else {}),
+                "description": step.operation.describe(),
+                "before": _b64(step.before),
+                "before_text": show_bytes(step.before),
+                "expected": _observed_json(step.expected),
+                "actual": _observed_json(step.actual),
+                "ok": step.ok,
+                "implementation_message": step.sut_message,
+            }
+            for step in counterexample.steps
+        ],
+        "expected": _b64(last.expected.buffer),
+        "actual": _b64(last.actual.buffer),
+        "explanation": counterexample.explanation,
+        "trace": counterexample_trace(counterexample),
+        "replay": replay_command(counterexample),
+    }
+
+
+def _result_json(result: PropertyResult) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "verdict": result.verdict,
+        "title": result.title or (PROPERTIES[result.property_id].title if result.property_id in PROPERTIES else ""),
+        "examples": result.examples,
+        "steps": result.steps,
+        "seconds": result.seconds,
+        "coverage": result.coverage,
+    }
+    if result.figures:
+        record["figures"] = result.figures
+    if result.missing_situations:
+        record["missing_situations"] = result.missing_situations
+    if result.reason:
+        record["reason"] = result.reason
+    if result.counterexample is not None:
+        record["counterexample"] = _counterexample_json(result.counterexample)
+    return record
+
+
+def to_json(certificate: CertificateData) -> dict[str, Any]:
+    target = certificate.target
+    return {
+        "schema": SCHEMA,
+        "target": {
+            "name": target.name,
+            "version": target.version,
+            "description": target.description,
+            "capabilities": sorted(c.value for c in target.capabilities),
+            "set_aside": {finding.name: finding.description for finding in target.set_aside},
+        },
+        "suite_version": SUITE_VERSION,
+        "profile": certificate.profile,
+        "seed": certificate.seed,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "exit_status": certificate.exit_status,
+        "properties": {pid: _result_json(r) for pid, r in certificate.results.items()},
+        **({"exhaustive": _exhaustive_json(certificate.exhaustive)} if certificate.exhaustive is not None else {}),
+    }
+
+
+def _exhaustive_json(result: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "summary": result.summary(),
+        "verdict": result.verdict,
+        "depth": result.depth,
+        "requested_depth": result.requested_depth,
+        "states": result.states,
+        "distinct_states": result.distinct_states,
+        "seconds": round(result.seconds, 3),
+        "states_per_second": round(result.states_per_second),
+    }
+    if result.violation is not None:
+        record["property"] = result.property_id
+        record["steps"] = [step.operation.describe() for step in result.violation.steps]
+        record["explanation"] = result.violation.explanation
+    if result.reason:
+        record["reason"] = result.reason
+    return record
+
+
+def _detail(result: PropertyResult) -> str:
+    if result.verdict in ("passed", "unknown"):
+        reached = ", ".join(f"{name} {count}" for name, count in result.coverage.items())
+        text = f"{result.examples} examples, {result.steps} steps; reached: {reached}"
+        if "precision" in result.figures:
+            text += (
+                f"; precision {result.figures['precision']:.0%} "
+                f"({result.figures['sut_accepts']:.0f} of {result.figures['rule_accepts']:.0f} rule-accepted diffs accepted)"
+            )
+        if result.verdict == "unknown":
+            text += f" — never reached: {'; '.join(result.missing_situations)}"
+        return text
+    if result.verdict == "violated" and result.counterexample is not None:
+        return f"counterexample of {len(result.counterexample.steps)} steps (below)"
+    return result.reason
+
+
+def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Counterexample | None, str]]:
+    """Each violated property with its counterexample, printed once: R0 takes the
+    shortest counterexample another machine found, and a reader should not read
+    it twice. A repeat comes as ``(property, None, the property it repeats)``."""
+    shown: dict[tuple[object, ...], str] = {}
+    listed: list[tuple[str, Counterexample | None, str]] = []
+    for property_id, result in certificate.results.items():
+        counterexample = result.counterexample
+        if counterexample is None:
+            continue
+        key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
+               counterexample.durability, tuple(step.operation for step in counterexample.steps))
+        if key in shown:
+            listed.append((property_id, None, shown[key]))
+        else:
+            shown[key] = property_id
+            listed.append((property_id, counterexample, ""))
+    return listed
+
+
+def render_text(certificate: CertificateData) -> str:
+    lines = [
+        f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
+        f"(profile {certificate.profile}, seed {certificate.seed})",
+        *_set_aside_lines(certificate, ""),
+        "",
+        f"{'property':<10}{'verdict':<14}details",
+    ]
+    for pid, result in certificate.results.items():
+        title = f"{result.title}: " if result.title else ""
+        lines.append(f"{pid:<10}{result.verdict:<14}{title}{_detail(result)}")
+    if certificate.exhaustive is not None:
+        lines += ["", certificate.exhaustive.summary()]
+        if certificate.exhaustive.violation is not None:
+            lines += format_steps(certificate.exhaustive.violation.steps)
+    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
+        if counterexample is None:
+            lines += ["", f"{property_id}: the same counterexample as {shared_with}, above."]
+        else:
+            lines += ["", format_counterexample(counterexample)]
+    lines += ["", f"exit status {certificate.exit_status}"]
+    return "\n".join(lines)
+
+
+def _set_aside_lines(certificate: CertificateData, bullet: str) -> list[str]:
+    """A focused target's runs skip its known findings; its certificate must say so."""
+    return [
+        f"{bullet}set aside (a known finding, not generated in this run): {finding.name} — {finding.description}"
+        for finding in certificate.target.set_aside
+    ]
+
+
+def render_markdown(certificate: CertificateData) -> str:
+    target = certificate.target
+    lines = [
+        f"# rollcert certificate: `{target.name}`",
+        "",
+        f"- target version: {target.version}",
+        f"- suite version: {SUITE_VERSION}; profile `{certificate.profile}`; seed {certificate.seed}",
+        f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
+        *_set_aside_lines(certificate, "- "),
+        "",
+        "| property | verdict | details |",
+        "| --- | --- | --- |",
+    ]
+    for pid, result in certificate.results.items():
+        name = f"{pid} {result.title}".strip()
+        lines.append(f"| {name} | **{result.verdict}** | {_detail(result).replace('|', '/')} |")
+    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
+        if counterexample is None:
+            lines += ["", f"## {property_id} counterexample", "", f"The same as {shared_with}'s, above."]
+        else:
+            lines += ["", f"## {property_id} counterexample", "", "```", format_counterexample(counterexample), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(certificate: CertificateData) -> str:
+    suite = ElementTree.Element(
+        "testsuite",
+        name=f"rollcert:{certificate.target.name}",
+        tests=str(len(certificate.results)),
+        failures=str(sum(r.verdict in ("violated", "unknown") for r in certificate.results.values())),
+        errors=str(sum(r.verdict == "error" for r in certificate.results.values())),
+        skipped=str(sum(r.verdict == "not_assessed" for r in certificate.results.values())),
+    )
+    for pid, result in certificate.results.items():
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=f"rollcert.{certificate.target.name}", name=f"{pid} {result.title}".strip(),
+            time=str(result.seconds),
+        )
+        if result.verdict == "violated" and result.counterexample is not None:
+            failure = ElementTree.SubElement(case, "failure", type="violated", message=result.reason[:500])
+            failure.text = format_counterexample(result.counterexample)
+        elif result.verdict == "unknown":
+            ElementTree.SubElement(case, "failure", type="unknown", message=result.reason)
+        elif result.verdict == "error":
+            ElementTree.SubElement(case, "error", type="error", message=result.reason)
+        elif result.verdict == "not_assessed":
+            ElementTree.SubElement(case, "skipped", message=result.reason)
+    return ElementTree.tostring(suite, encoding="unicode")

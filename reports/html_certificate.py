@@ -1,0 +1,386 @@
+"""The HTML certificate: one self-contained page that draws each counterexample.
+
+A team lead reads a picture faster than a table of base64 traces. The page
+holds the verdict table with the coverage each run reached, and for every
+violation one drawn row per counterexample step: the buffer as a strip of byte
+cells with the deleted, inserted, undone, restored and out-of-log spans
+coloured, the journal the model keeps, and at the failing step the expected
+buffer beside the actual one with the corrupted bytes marked — then the rule
+that was broken and the replay command with a copy button.
+
+One file, nothing fetched: the CSS and the few lines of script are inline, so
+the page can be mailed, attached to a CI run or printed (``@media print``), and
+it reflows to a phone's width. The drawings come from
+:mod:`rollcert.reports.explain`, the same walkthrough the terminal
+shows. Written by ``rollcert certify --html PATH`` or, from an existing JSON
+certificate (whose counterexamples are replayed on its target to rebuild the
+step records), ``rollcert html CERT.json PATH``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rollcert.reports.explain import DrawnStep
+from rollcert.reports.explain import ExplainError
+from rollcert.reports.explain import Span
+from rollcert.reports.explain import Walkthrough
+from rollcert.reports.explain import certificate_target
+from rollcert.reports.explain import counterexample_from_json
+from rollcert.reports.explain import property_title
+from rollcert.reports.explain import read_certificate
+from rollcert.reports.explain import walkthrough
+from rollcert.stateful_tests.certify import CertificateData
+from rollcert.stateful_tests.certify import PropertyResult
+from rollcert.targets.version import SUITE_VERSION
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    property_id: str
+    title: str
+    verdict: str
+    coverage: tuple[tuple[str, int], ...]
+    detail: str
+
+
+@dataclass(frozen=True)
+class HtmlCertificate:
+    """Everything the page shows, from a run or from a JSON certificate."""
+
+    target: str
+    target_version: str
+    profile: str
+    seed: object
+    exit_status: object
+    rows: tuple[VerdictRow, ...]
+    walkthroughs: tuple[Walkthrough, ...]
+
+
+def _detail(verdict: str, reason: str, figures: dict[str, float], steps: int | None) -> str:
+    if verdict == "violated" and steps is not None:
+        return f"counterexample of {steps} steps (drawn below)"
+    text = reason if verdict != "passed" else ""
+    if "precision" in figures:
+        text = (text + "; " if text else "") + f"precision {figures['precision']:.0%}"
+    return text
+
+
+def _row(result: PropertyResult) -> VerdictRow:
+    steps = len(result.counterexample.steps) if result.counterexample is not None else None
+    return VerdictRow(
+        result.property_id,
+        result.title or property_title(result.property_id),
+        result.verdict,
+        tuple(result.coverage.items()),
+        _detail(result.verdict, result.reason, result.figures, steps),
+    )
+
+
+def from_certificate_data(certificate: CertificateData) -> HtmlCertificate:
+    """A run's certificate: the counterexamples are drawn from its step records."""
+    walks = tuple(
+        walkthrough(result.counterexample, pid)
+        for pid, result in certificate.results.items()
+        if result.verdict == "violated" and result.counterexample is not None
+    )
+    return HtmlCertificate(
+        certificate.target.name,
+        certificate.target.version,
+        certificate.profile,
+        certificate.seed,
+        certificate.exit_status,
+        tuple(_row(r) for r in certificate.results.values()),
+        walks,
+    )
+
+
+def from_json_file(path: Path) -> HtmlCertificate:
+    """A JSON certificate: each counterexample's trace is replayed on the
+    certificate's target, so the drawing shows what the target does now."""
+    certificate = read_certificate(path)
+    target = certificate_target(certificate)
+    rows, walks = [], []
+    for pid, record in certificate["properties"].items():
+        counterexample = record.get("counterexample") if isinstance(record, dict) else None
+        steps = len(counterexample["steps"]) if isinstance(counterexample, dict) and "steps" in counterexample else None
+        verdict = str(record.get("verdict"))
+        rows.append(
+            VerdictRow(
+                pid,
+                str(record.get("title") or property_title(pid)),
+                verdict,
+                tuple((str(k), int(v)) for k, v in dict(record.get("coverage") or {}).items()),
+                _detail(verdict, str(record.get("reason", "")), dict(record.get("figures") or {}), steps),
+            )
+        )
+        if verdict == "violated" and counterexample is not None:
+            walks.append(walkthrough(counterexample_from_json(record, pid, target), pid))
+    info: dict[str, Any] = certificate.get("target") or {}
+    return HtmlCertificate(
+        str(info.get("name", target.name)),
+        str(info.get("version", "")),
+        str(certificate.get("profile", "")),
+        certificate.get("seed", ""),
+        certificate.get("exit_status", ""),
+        tuple(rows),
+        tuple(walks),
+    )
+
+
+# -- drawing -------------------------------------------------------------------------------------
+
+_e = html.escape
+
+
+def _glyph(byte: int) -> str:
+    if byte == 0x20:
+        return "␠"
+    if byte == 0x0A:
+        return "↵"
+    if 0x21 <= byte <= 0x7E:
+        return chr(byte)
+    return f"\\x{byte:02x}"
+
+
+def strip(data: bytes, marks: Sequence[Span], label: str) -> str:
+    """``data`` as a row of byte cells; each mark colours its cells, an empty
+    mark is a thin bar at the place something was taken out or put in."""
+    cells = [f'<span class="label">{_e(label)}</span><span class="cells">']
+    for position in range(len(data) + 1):
+        for span in marks:
+            if span.start == span.end == position:
+                cells.append(f'<span class="gap {span.kind}" title="{span.kind} here (nothing)"></span>')
+        if position < len(data):
+            kinds = " ".join(s.kind for s in marks if s.start <= position < s.end)
+            title = f"byte {position}" + (f": {kinds}" if kinds else "")
+            cells.append(f'<span class="c {kinds}" title="{_e(title)}">{_e(_glyph(data[position]))}</span>')
+    if not data and not marks:
+        cells.append('<span class="empty">(empty)</span>')
+    cells.append("</span>")
+    return f'<div class="strip">{"".join(cells)}</div>'
+
+
+
+def _journal(drawn: DrawnStep) -> str:
+    if not drawn.journal:
+        return '<p class="journal">journal (model): empty</p>'
+    rows = "".join(
+        f"<tr><td>#{n}</td><td>{entry.offset}</td><td><code>{_e(repr(entry.removed))}</code></td>"
+        f"<td><code>{_e(repr(entry.inserted))}</code></td></tr>"
+        for n, entry in enumerate(drawn.journal, 1)
+    )
+    return (
+        '<table class="journal"><caption>journal (model): live inverse records</caption>'
+        "<tr><th>record</th><th>offset</th><th>removed</th><th>inserted</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def _step(walk: Walkthrough, drawn: DrawnStep) -> str:
+    record = drawn.record
+    failing = not record.ok
+    parts = [
+        f'<li class="step{" failing" if failing else ""}" data-step="{record.index}">',
+        f'<div class="op"><span class="n">{record.index}</span><code>{_e(record.operation.describe())}</code>'
+        + ('<span class="tag">the failing step</span>' if failing else "")
+        + "</div>",
+    ]
+    if drawn.context:
+        parts.append('<pre class="context">' + _e("\n".join(drawn.context)) + "</pre>")
+    parts.append(strip(record.before, drawn.before_marks, "before"))
+    if not failing:
+        parts.append(strip(drawn.after, drawn.after_marks, "after"))
+        parts.append(f'<p class="status">model and implementation: {_e(record.expected.status())}</p>')
+    else:
+        parts.append(
+            '<div class="pair">'
+            f'<div class="side expected">{strip(record.expected.buffer, drawn.expected_marks, "expected")}'
+            f'<p class="status">{_e(record.expected.status())}</p></div>'
+            f'<div class="side actual">{strip(record.actual.buffer, drawn.actual_marks, "actual")}'
+            f'<p class="status">{_e(record.actual.status())}</p></div>'
+            "</div>"
+        )
+        if record.sut_message:
+            parts.append(f'<p class="said">the implementation said: {_e(record.sut_message)}</p>')
+    parts.append(_journal(drawn))
+    if failing:
+        parts.append(
+            f'<div class="verdict-box"><p><strong>Broken:</strong> {_e(walk.rule)}</p>'
+            f"<p><strong>Why:</strong> {_e(walk.why)}</p>"
+            + (f"<p><strong>Where to look:</strong> {_e(walk.look_here)}</p>" if walk.look_here else "")
+            + "</div>"
+        )
+    parts.append("</li>")
+    return "".join(parts)
+
+
+def _timeline(walk: Walkthrough) -> str:
+    """A concurrency counterexample (R7) is a history of overlapping calls, not a
+    failing step: its steps are the longest order that fits the model, all as the
+    model says, and its per-thread timeline is drawn here, as the text the
+    checker wrote (the call that cannot be placed is marked in it)."""
+    if "Timeline" not in walk.explanation:
+        return ""
+    return f'<div class="timeline"><h3>Timeline</h3><pre>{_e(walk.explanation)}</pre></div>'
+
+
+def _violation(walk: Walkthrough) -> str:
+    anchor = f"replay-{walk.property_id}"
+    found = (
+        f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
+    )
+    steps = "".join(_step(walk, drawn) for drawn in walk.steps)
+    return (
+        f'<section class="violation" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
+        f'data-steps="{len(walk.steps)}">'
+        f"<h2>{_e(walk.property_id)} {_e(walk.title)}: {len(walk.steps)} steps{_e(found)}</h2>"
+        f'<p class="start">Starting from <code>{_e(repr(walk.config.initial))}</code>'
+        + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
+        + _e(walk.config.journal_phrase())
+        + f'.</p><ol class="steps">{steps}</ol>'
+        + _timeline(walk)
+        + f'<div class="replay"><span>Replay:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'
+        f'<button type="button" class="copy" data-copy="{anchor}">Copy</button></div>'
+        "</section>"
+    )
+
+
+def _verdicts(doc: HtmlCertificate) -> str:
+    rows = []
+    for row in doc.rows:
+        coverage = " ".join(
+            f'<span class="chip{" zero" if count == 0 else ""}">{_e(name)} {count}</span>' for name, count in row.coverage
+        )
+        property_cell = (
+            f'<a href="#{_e(row.property_id)}">{_e(row.property_id)}</a>' if row.verdict == "violated" else _e(row.property_id)
+        )
+        rows.append(
+            f'<tr class="v-{_e(row.verdict)}"><td>{property_cell}</td><td>{_e(row.title)}</td>'
+            f'<td class="verdict">{_e(row.verdict)}</td><td>{coverage}</td><td>{_e(row.detail)}</td></tr>'
+        )
+    return (
+        '<table class="verdicts"><thead><tr><th>property</th><th>title</th><th>verdict</th>'
+        f'<th>coverage reached</th><th>details</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+_CSS = """
+:root{--ins:#c8f0c8;--del:#f6c6c6;--undo:#ffd9a8;--res:#c6dcff;--tamp:#e4c8f4;--bad:#ffe14d;--ink:#1d1d1f}
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);margin:0 auto;padding:16px;max-width:1100px}
+h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em}
+code,pre,.c{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
+.meta{color:#555;margin:.2em 0 1em}
+table.verdicts{border-collapse:collapse;width:100%;font-size:.92em}
+table.verdicts th,table.verdicts td{border-bottom:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}
+.v-passed .verdict{color:#17692b;font-weight:600}.v-violated .verdict{color:#b00020;font-weight:700}
+.v-unknown .verdict,.v-error .verdict{color:#9a5b00;font-weight:600}.v-not_assessed .verdict{color:#777}
+.chip{display:inline-block;background:#eef;border-radius:8px;padding:0 6px;margin:1px;font-size:.85em}
+.chip.zero{background:#fde2c5}
+.legend span{display:inline-block;padding:0 6px;margin:2px;border-radius:3px}
+ol.steps{list-style:none;padding:0;margin:0}
+li.step{border:1px solid #ddd;border-radius:6px;padding:8px 10px;margin:8px 0;break-inside:avoid}
+li.step.failing{border:2px solid #b00020;background:#fff8f8}
+.op{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px}
+.op .n{background:var(--ink);color:#fff;border-radius:10px;padding:0 7px;font-size:.85em}
+.tag{background:#b00020;color:#fff;border-radius:3px;padding:0 6px;font-size:.8em}
+.strip{display:flex;align-items:flex-start;gap:6px;margin:3px 0}
+.label{flex:0 0 4.8em;color:#555;font-size:.85em;padding-top:2px}
+.cells{display:flex;flex-wrap:wrap;min-width:0}
+.c{display:inline-block;min-width:1.35em;padding:1px 2px;margin:0 1px 2px 0;text-align:center;border:1px solid #ccc;border-radius:2px;background:#fafafa;font-size:.9em}
+.gap{display:inline-block;width:4px;height:1.5em;margin:0 2px;border-radius:2px}
+.inserted{background:var(--ins)}.deleted{background:var(--del);text-decoration:line-through}
+.undone{background:var(--undo);text-decoration:line-through}.restored{background:var(--res)}
+.tampered{background:var(--tamp)}
+.gap.inserted,.gap.restored,.gap.deleted,.gap.undone,.gap.tampered,.gap.corrupt{border:1px solid #666}
+.corrupt{background:var(--bad);outline:2px solid #b00020;font-weight:700}
+.empty{color:#888;font-style:italic}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:8px}
+.side{border-left:3px solid #17692b;padding-left:6px}.side.actual{border-color:#b00020}
+.status,.said{margin:2px 0;font-size:.88em;color:#333}
+pre.context{background:#f4f4f4;padding:4px 6px;margin:4px 0;white-space:pre-wrap;font-size:.85em}
+table.journal{border-collapse:collapse;font-size:.85em;margin:4px 0}
+table.journal caption{text-align:left;color:#555}
+table.journal td,table.journal th{border:1px solid #ddd;padding:1px 6px}
+p.journal{font-size:.85em;color:#555;margin:4px 0}
+.verdict-box{background:#fff0f0;border-left:4px solid #b00020;padding:4px 8px;margin-top:6px}
+.verdict-box p{margin:3px 0}
+.replay{display:flex;flex-wrap:wrap;gap:6px;align-items:flex-start;margin:8px 0}
+.replay pre{flex:1 1 300px;margin:0;background:#f4f4f4;padding:6px;white-space:pre-wrap;word-break:break-all;font-size:.8em}
+button.copy{font:inherit;padding:4px 10px;border-radius:4px;border:1px solid #888;background:#fff;cursor:pointer}
+@media (max-width:640px){
+ body{padding:8px;font-size:14px}
+ .pair{grid-template-columns:1fr}
+ table.verdicts thead{display:none}
+ table.verdicts tr{display:block;border-bottom:1px solid #ccc;padding:4px 0}
+ table.verdicts td{display:inline-block;border:0;padding:1px 4px}
+ .label{flex-basis:3.8em}
+}
+@media print{
+ *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+ body{max-width:none;padding:0;font-size:11pt}
+ button.copy{display:none}
+ li.step,section.violation h2{break-inside:avoid}
+ a{color:inherit;text-decoration:none}
+}
+"""
+
+_SCRIPT = """
+document.querySelectorAll('button.copy').forEach(function (button) {
+  button.addEventListener('click', function () {
+    var text = document.getElementById(button.dataset.copy).textContent;
+    function done() { button.textContent = 'Copied'; setTimeout(function () { button.textContent = 'Copy'; }, 1500); }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done);
+    } else {
+      var area = document.createElement('textarea');
+      area.value = text; document.body.appendChild(area); area.select();
+      document.execCommand('copy'); document.body.removeChild(area); done();
+    }
+  });
+});
+"""
+
+
+def render_html(doc: HtmlCertificate) -> str:
+    legend = (
+        '<p class="legend">'
+        '<span class="deleted">deleted</span><span class="inserted">inserted</span>'
+        '<span class="undone">undone</span><span class="restored">restored</span>'
+        '<span class="tampered">written behind the log</span><span class="corrupt">differs from the model</span>'
+        '</p><p class="meta">An empty mark (a thin bar) is a place where nothing was taken out or put in; '
+        "the journal is what the model says the log holds after each step.</p>"
+    )
+    violations = "".join(_violation(walk) for walk in doc.walkthroughs) or "<p>No violation: nothing to draw.</p>"
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>rollcert certificate: {_e(doc.target)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>rollcert certificate: <code>{_e(doc.target)}</code></h1>"
+        f'<p class="meta">target version {_e(doc.target_version)}; suite {_e(SUITE_VERSION)}; profile '
+        f"{_e(str(doc.profile))}; seed {_e(str(doc.seed))}; exit status {_e(str(doc.exit_status))}</p>"
+        f"{_verdicts(doc)}<h2>Counterexamples</h2>{legend}{violations}"
+        f"<script>{_SCRIPT}</script></body></html>\n"
+    )
+
+
+def write_html(path: Path, doc: HtmlCertificate) -> None:
+    path.write_text(render_html(doc), encoding="utf-8")
+
+
+def html_main(certificate_path: Path, output: Path) -> int:
+    """``rollcert html CERT.json PATH``: 0 written, 2 the certificate could not be drawn."""
+    try:
+        doc = from_json_file(certificate_path)
+    except ExplainError as error:
+        print(f"rollcert html: {error}")
+        return 2
+    write_html(output, doc)
+    print(f"wrote {output} ({len(doc.walkthroughs)} counterexample(s) drawn)")
+    return 0
