@@ -94,13 +94,119 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+class AutoSeed(int):
+    """The seed ``--seed auto`` chose, an ``int`` that remembers where it came from."""
+
+    source: str
+
+    def __new__(cls, value: int, source: str) -> AutoSeed:
+        seed = super().__new__(cls, value)
+        seed.source = source
+        return seed
+
+
+#: Environment variables that name one CI run (GitHub Actions, GitLab, Jenkins, Buildkite...),
+#: in the order ``--seed auto`` looks for them; ROLLCERT_RUN_ID first, for any other scheduler.
+RUN_ID_VARIABLES = ("ROLLCERT_RUN_ID", "GITHUB_RUN_ID", "CI_PIPELINE_ID", "BUILDKITE_BUILD_NUMBER", "BUILD_NUMBER")
+
+
+def auto_seed(environment: dict[str, str] | None = None, today: str | None = None) -> AutoSeed:
+    """A seed that changes from run to run, so that a nightly gate's fixed seed
+    never becomes a fixed test set (SPEC §7), yet is the same for every job of
+    one CI run (the shards of one run must agree on it): derived from the run's
+    id where the CI names one, else from today's UTC date. A hash, not the value
+    itself, so that consecutive run ids do not give seeds one stride apart."""
+    import datetime
+    import hashlib
+
+    environment = dict(os.environ) if environment is None else environment
+    for name in RUN_ID_VARIABLES:
+        value = environment.get(name, "").strip()
+        if value:
+            source = f"${name}={value}"
+            break
+    else:
+        source = f"the date {today or datetime.datetime.now(datetime.UTC).date().isoformat()} (UTC)"
+    derived = int.from_bytes(hashlib.sha256(source.encode("utf-8")).digest()[:4], "big")
+    return AutoSeed(derived, f"--seed auto, from {source}")
+
+
+def seed_option(text: str) -> int:
+    """``--seed N`` or ``--seed auto``."""
+    if text.strip().lower() == "auto":
+        return auto_seed()
+    return whole_number(0, 2**63 - 1)(text)
+
+
+def seed_source(seed: int) -> str:
+    return seed.source if isinstance(seed, AutoSeed) else ""
+
+
+def announce_seed(seed: int) -> None:
+    """A rotated seed is printed before the run, so a red run can be rerun with it."""
+    if isinstance(seed, AutoSeed):
+        print(f"rollcert: seed {int(seed)} ({seed.source}); rerun with --seed {int(seed)}", file=sys.stderr)
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """``--profile`` and ``--seed``, as every subcommand that runs the machines takes them."""
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), default="quick",
         help="Hypothesis settings: quick (about a minute), ci, thorough (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=whole_number(0, 2**63 - 1), default=0, help="(default: %(default)s)")
+    parser.add_argument(
+        "--seed", type=seed_option, default=0,
+        help="a whole number, or 'auto': derived from the CI run's id ($GITHUB_RUN_ID...) or today's date, "
+        "printed and recorded in the certificate (default: %(default)s)",
+    )
+
+
+def add_corpus_option(parser: argparse.ArgumentParser, default: str = "off") -> None:
+    parser.add_argument(
+        "--corpus", type=Path, metavar="DIR",
+        help="a corpus of counterexample traces: replayed first (a trace that still fails is a violation at once), "
+        f"and every counterexample found is added (default: {default})",
+    )
+
+
+def corpus_directory(path: Path | None) -> Path | None:
+    """``--corpus DIR``, refused before the run if it could not be a directory to write into."""
+    if path is None:
+        return None
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--corpus {path}: not a directory")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"--corpus {path}: permission denied")
+    return path
+
+
+def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path, Any], Any]:
+    """Replays a corpus in a supervised worker (a target that crashes on a trace
+    takes down the worker, which is said, and the run goes on without the corpus)."""
+
+    def run(directory: Path, property_ids: Any) -> Any:
+        from rollcert.command.parallel import WorkerEnded
+        from rollcert.command.parallel import run_supervised
+        from rollcert.stateful_tests.corpus import CorpusReplay
+
+        replayed = run_supervised(
+            partial(_replay_corpus_in_worker, source, directory, tuple(property_ids)), "the corpus replay",
+            in_process=in_process,
+        )
+        if isinstance(replayed, WorkerEnded):
+            return CorpusReplay(str(directory), {}, (f"the corpus was not replayed: {replayed.reason}",))
+        for warning in replayed.warnings:
+            print(f"rollcert: corpus: {warning}", file=sys.stderr)
+        return replayed
+
+    return run
+
+
+def _replay_corpus_in_worker(source: TargetSource, directory: Path, property_ids: tuple[str, ...], say: Say) -> Any:
+    from rollcert.stateful_tests.corpus import replay_corpus
+
+    return replay_corpus(source.resolve(), directory, property_ids)
 
 
 def check_writable(*paths: Path | None) -> None:
@@ -192,6 +298,7 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
         "--exhaustive-depth", type=whole_number(1, 6), metavar="K", help="also run the bounded exhaustive search to depth K"
     )
     add_set_aside_option(parser)
+    add_corpus_option(parser)
     parser.add_argument(
         "-j", "--jobs", type=whole_number(1), default=1, metavar="N",
         help="certify the properties in N worker processes: the verdicts and counterexamples of -j 1 (default: %(default)s)",
@@ -235,14 +342,17 @@ def _certify(args: argparse.Namespace) -> int:
     check_writable(args.json, args.markdown, args.junit, args.html)
     _set_call_timeout(args.call_timeout)
     created = _source_date() if args.reproducible else None  # refused, if bad, before the run
+    corpus = corpus_directory(args.corpus)
     target = resolve_with_findings(args, args.target)
     source = target_source(args)
+    announce_seed(args.seed)
     display = display_for([p for p in ALL_PROPERTY_IDS if only is None or p in only], quiet=args.quiet)
     try:
         certificate = certify_in_workers_or_here(
-            target, profile=args.profile, seed=args.seed, only=only, target_text=args.target,
+            target, profile=args.profile, seed=int(args.seed), only=only, target_text=args.target,
             jobs=args.jobs, source=source, progress=display, isolate=not args.in_process,
             memory_limit=args.memory_limit << 20 if args.memory_limit is not None else None,
+            corpus=corpus, replay_corpus_with=corpus_replayer(source, in_process=args.in_process) if corpus else None,
         )
     except KeyboardInterrupt:  # every worker is stopped by now; say so in one line
         print("rollcert: interrupted; no certificate written", file=sys.stderr)
@@ -250,6 +360,7 @@ def _certify(args: argparse.Namespace) -> int:
     finally:
         if display is not None:
             display.close()
+    certificate.seed_source = seed_source(args.seed)
     if args.reproducible:
         for result in certificate.results.values():
             result.make_reproducible()

@@ -188,11 +188,32 @@ def to_json(certificate: CertificateData) -> dict[str, Any]:
         "suite_version": SUITE_VERSION,
         "profile": certificate.profile,
         "seed": certificate.seed,
+        **({"seed_source": certificate.seed_source} if certificate.seed_source else {}),
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "exit_status": certificate.exit_status,
         "properties": {pid: _result_json(r) for pid, r in certificate.results.items()},
         **({"exhaustive": _exhaustive_json(certificate.exhaustive)} if certificate.exhaustive is not None else {}),
+        **({"corpus": _corpus_json(certificate.corpus)} if certificate.corpus is not None else {}),
     }
+
+
+def _corpus_json(corpus: Any) -> dict[str, Any]:
+    return {
+        "directory": corpus.directory, "replayed": corpus.replayed, "failed": corpus.failed,
+        "skipped": corpus.skipped, "added": corpus.added,
+    }
+
+
+def corpus_line(certificate: CertificateData) -> list[str]:
+    """One line on what the corpus gave, when a run used one."""
+    corpus = certificate.corpus
+    if corpus is None:
+        return []
+    skipped = f", {corpus.skipped} skipped" if corpus.skipped else ""
+    return [
+        f"corpus {corpus.directory}: {corpus.replayed} traces replayed, {corpus.failed} still failing{skipped}; "
+        f"{corpus.added} new counterexamples added"
+    ]
 
 
 def _exhaustive_json(result: Any) -> dict[str, Any]:
@@ -228,7 +249,8 @@ def _detail(result: PropertyResult) -> str:
             text += f" — never reached: {'; '.join(result.missing_situations)}"
         return text
     if result.verdict == "violated" and result.counterexample is not None:
-        return f"counterexample of {len(result.counterexample.steps)} steps (below)"
+        origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
+        return f"counterexample of {len(result.counterexample.steps)} steps (below{origin})"
     return result.reason
 
 
@@ -257,6 +279,7 @@ def render_text(certificate: CertificateData) -> str:
         f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
         f"(profile {certificate.profile}, seed {certificate.seed})",
         *_set_aside_lines(certificate, ""),
+        *corpus_line(certificate),
         "",
         f"{'property':<10}{'verdict':<14}details",
     ]
@@ -293,6 +316,7 @@ def render_markdown(certificate: CertificateData) -> str:
         f"- suite version: {SUITE_VERSION}; profile `{certificate.profile}`; seed {certificate.seed}",
         f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
         *_set_aside_lines(certificate, "- "),
+        *(f"- {line}" for line in corpus_line(certificate)),
         "",
         "| property | verdict | details |",
         "| --- | --- | --- |",

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from contextlib import nullcontext
 from contextlib import suppress
 from dataclasses import replace
+from functools import partial
+from pathlib import Path
 from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
@@ -34,6 +36,10 @@ from hypothesis.stateful import get_state_machine_test
 
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests.corpus import CorpusRunner
+from rollcert.stateful_tests.corpus import add_counterexample
+from rollcert.stateful_tests.corpus import replay_corpus
+from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
@@ -349,6 +355,8 @@ def certify(
     target_text: str | None = None,
     progress: ProgressSink | None = None,
     run_properties: PropertiesRunner | None = None,
+    corpus: Path | None = None,
+    replay_corpus_with: CorpusRunner | None = None,
 ) -> CertificateData:
     """Certify every property (or ``only`` some) of ``target``. ``target_text``
     is the TARGET exactly as the user typed it, for the replay commands (a
@@ -358,19 +366,44 @@ def certify(
     runs them elsewhere instead — the command's worker processes
     (:func:`rollcert.command.parallel.certify_in_workers_or_here`), which isolate a
     target that crashes or hangs and spread properties over cores; the verdicts and
-    counterexamples are those of a serial run either way."""
+    counterexamples are those of a serial run either way.
+
+    With a ``corpus`` directory (:mod:`rollcert.stateful_tests.corpus`) its traces
+    are replayed first (here, or by ``replay_corpus_with``): a property with a
+    trace that still fails is violated at once and its machine does not run;
+    the others run as without a corpus. Every counterexample found is then
+    added to the corpus."""
     chosen = PROFILES[profile]
     property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
-    if run_properties is not None and property_ids:
-        results = run_properties(property_ids, profile, seed, progress)
+    replayed = None
+    if corpus is not None:
+        replayed = (replay_corpus_with or partial(replay_corpus, target))(corpus, property_ids)
+    from_corpus = {
+        pid: found.result for pid, found in (replayed.properties.items() if replayed else ()) if found.result is not None
+    }
+    to_run = [pid for pid in property_ids if pid not in from_corpus]
+    if run_properties is not None and to_run:
+        ran = run_properties(to_run, profile, seed, progress)
     else:
-        results = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in property_ids}
+        ran = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in to_run}
+    results = {pid: from_corpus[pid] if pid in from_corpus else ran[pid] for pid in property_ids}
+    added = 0
+    if corpus is not None and replayed is not None:
+        for pid, found in replayed.properties.items():
+            results[pid].figures.update(corpus_replayed=float(found.replayed), corpus_failed=float(found.failed))
+        added = sum(
+            add_counterexample(corpus, r.counterexample, target.name)
+            for pid, r in results.items() if pid not in from_corpus and r.counterexample is not None
+        )
     for result in results.values():
         if target_text is not None and result.counterexample is not None:
             result.counterexample = replace(result.counterexample, target=target_text)
     if "R0" in results:
         _fold_into_master(results)
-    return CertificateData(target, profile, seed, results)
+    certificate = CertificateData(target, profile, seed, results)
+    if replayed is not None:
+        certificate.corpus = corpus_summary(replayed, added)
+    return certificate
 
 
 def _fold_into_master(results: dict[str, PropertyResult]) -> None:

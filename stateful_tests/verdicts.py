@@ -101,6 +101,10 @@ class CertificateData:
     #: The bounded exhaustive search's result, when one was asked for
     #: (``rollcert.stateful_tests.exhaustive.ExhaustiveResult``).
     exhaustive: Any = None
+    #: What the corpus gave, when one was used (``rollcert.stateful_tests.corpus.CorpusSummary``).
+    corpus: Any = None
+    #: Where the seed came from when it was not given (``--seed auto``): recorded, so a rotated seed can be rerun.
+    seed_source: str = ""
 
     @property
     def exit_status(self) -> int:
