@@ -7,7 +7,7 @@
     rollcert smoke TARGET [--in-process]           # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] [--depth K] [--in-process]   # bounded exhaustive search
     rollcert prove [--only NAME] [--timeout S]     # the symbolic proofs (proofs/)
-    rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step
+    rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step (a file: never run)
     rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
     rollcert specimens [--profile P] [--seed N]    # (plugin) every specimen: the kill matrix
     rollcert properties [--markdown]               # (plugin) where each property is stated, checked, broken, proved
@@ -489,13 +489,18 @@ def _replay(args: argparse.Namespace) -> int:
     else:
         if args.property is None:
             raise UsageError("--certificate needs --property ID: which property's counterexample to replay")
-        try:
-            certificate = json.loads(args.certificate.read_text(encoding="utf-8"))
-            trace_text = json.dumps(certificate["properties"][args.property.upper()]["counterexample"]["trace"])
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+        from rollcert.reports.stored_certificate import read_certificate_file
+        from rollcert.targets.adapter import visible
+
+        stored = read_certificate_file(args.certificate)  # checked whole: a malformed file is one line, exit 3
+        wanted = args.property.upper()
+        if wanted not in stored.traces:
+            have = ", ".join(stored.traces) or "none"
             raise UsageError(
-                f"cannot read a counterexample for {args.property!r} from {args.certificate}: {error!r}"
-            ) from None
+                f"the certificate {visible(str(args.certificate))} has no counterexample for {visible(wanted)!r} "
+                f"(counterexamples: {have})"
+            )
+        trace_text = json.dumps(stored.traces[wanted])
     try:
         parse_trace(trace_text)  # refused here, before a worker starts; the worker reads it again
     except (ValueError, TypeError) as error:
@@ -638,7 +643,9 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _configure_html(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("certificate", type=Path, help="a certificate JSON (its counterexamples are replayed)")
+    parser.add_argument(
+        "certificate", type=Path, help="a certificate JSON (drawn from what it records; its target is never run)"
+    )
     parser.add_argument("output", type=Path, help="the HTML file to write")
 
 

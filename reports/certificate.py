@@ -53,13 +53,44 @@ def show_bytes(data: bytes, span: tuple[int, int] | None = None) -> str:
     return elided(f"'{text(shown[:start])}⟦{text(shown[start:end])}⟧{text(shown[end:])}'", first, last, len(data))
 
 
-def _observed_json(observed: Observed) -> dict[str, Any]:
+#: The most bytes of one buffer a JSON certificate records whole. The model's
+#: buffers are far shorter; a target that answers with more is recorded as the
+#: window a person is shown (``family.shown_window``) with the bytes around it
+#: counted, so that its flood cannot swell the file.
+RECORDED_BYTES = 1 << 16
+
+
+def _observed_json(observed: Observed, focus: int = 0) -> dict[str, Any]:
+    """One side's outcome at a step, as :mod:`rollcert.reports.stored_certificate`
+    reads it back: the error kind, the bytes (bounded) and the counters."""
+    buffer = observed.buffer
+    record: dict[str, Any] = {"error": observed.error, "buffer": _b64(buffer)}
+    if len(buffer) > RECORDED_BYTES:
+        start, end = shown_window(len(buffer), focus)
+        record.update(buffer=_b64(buffer[start:end]), buffer_start=start, buffer_length=len(buffer))
+    record.update(text=show_bytes(buffer), depth=observed.depth, revision=observed.revision)
+    return record
+
+
+def _step_json(step: StepRecord) -> dict[str, Any]:
+    """One counterexample step with everything a reader needs to draw it without
+    the target (SPEC §6a): the operation, the model's allowed outcomes and the
+    target's observed outcome."""
+    span = first_difference(step.expected.buffer, step.actual.buffer)
+    focus = span[0] if span else 0
     return {
-        "error": observed.error,
-        "buffer": _b64(observed.buffer),
-        "text": show_bytes(observed.buffer),
-        "depth": observed.depth,
-        "revision": observed.revision,
+        "index": step.index,
+        "operation": operation_to_json(step.operation),
+        **({"context": dict(step.context)} if step.context else {}),
+        **({"note": step.note} if step.note else {}),
+        "description": step.operation.describe(),
+        "before": _b64(step.before),
+        "before_text": show_bytes(step.before),
+        "expected": _observed_json(step.expected, focus),
+        "actual": _observed_json(step.actual, focus),
+        **({"allowed": [_observed_json(outcome, focus) for outcome in step.allowed]} if step.allowed else {}),
+        "ok": step.ok,
+        "implementation_message": step.sut_message,
     }
 
 
@@ -123,31 +154,17 @@ def format_counterexample(counterexample: Counterexample) -> str:
 
 
 def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
-    last = counterexample.steps[-1]
+    steps = [_step_json(step) for step in counterexample.steps]
     return {
         "initial": _b64(counterexample.initial),
         "initial_text": show_bytes(counterexample.initial),
         "capacity": counterexample.capacity,
         "policy": counterexample.policy,
         **({"durability": counterexample.durability} if counterexample.durable else {}),
-        "steps": [
-            {
-                "index": step.index,
-                "operation": operation_to_json(step.operation),
-                **({"context": dict(step.context)} if step.context else {}),
-                **({"note": step.note} if step.note else {}),
-                "description": step.operation.describe(),
-                "before": _b64(step.before),
-                "before_text": show_bytes(step.before),
-                "expected": _observed_json(step.expected),
-                "actual": _observed_json(step.actual),
-                "ok": step.ok,
-                "implementation_message": step.sut_message,
-            }
-            for step in counterexample.steps
-        ],
-        "expected": _b64(last.expected.buffer),
-        "actual": _b64(last.actual.buffer),
+        "machine": counterexample.property_id,
+        "steps": steps,
+        "expected": steps[-1]["expected"]["buffer"],
+        "actual": steps[-1]["actual"]["buffer"],
         "explanation": counterexample.explanation,
         "trace": counterexample_trace(counterexample),
         "replay": replay_command(counterexample),

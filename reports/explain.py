@@ -18,7 +18,6 @@ certificate (``html_certificate.py``).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable
@@ -44,6 +43,9 @@ from rollcert.model.properties import PROPERTIES
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
+from rollcert.reports.stored_certificate import CertificateFileError
+from rollcert.reports.stored_certificate import StoredCertificate
+from rollcert.reports.stored_certificate import read_certificate_file
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import Counterexample
 from rollcert.stateful_tests.certify import certify
@@ -51,10 +53,9 @@ from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
+from rollcert.stateful_tests.family import shown_repr
 from rollcert.stateful_tests.family import shown_window
-from rollcert.stateful_tests.judge import Violation
 from rollcert.targets.adapter import BufferConfig
-from rollcert.targets.adapter import HarnessError
 from rollcert.targets.adapter import Target
 
 #: Kinds of marked span. In text: deleted/undone ``[-…-]``, inserted/restored
@@ -100,7 +101,7 @@ class JournalEntry:
     inserted: bytes
 
     def describe(self) -> str:
-        return f"offset {self.offset}, removed {self.removed!r}, inserted {self.inserted!r}"
+        return f"offset {self.offset}, removed {shown_repr(self.removed)}, inserted {shown_repr(self.inserted)}"
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,24 @@ class _Walk:
     states_before: tuple[Any, ...]
 
 
-def _walk_rollback(config: BufferConfig, records: Sequence[StepRecord]) -> _Walk:
+class _Budget:
+    """Counts the bytes of model buffers a walk steps through; past the limit, the
+    counterexample is not one rollcert wrote (its recorded steps are short, the
+    model's buffers are not): refused in one line."""
+
+    def __init__(self, property_id: str, limit: int | None) -> None:
+        self.property_id, self.limit, self.spent = property_id, limit, 0
+
+    def spend(self, *buffers: Sequence[Any]) -> None:
+        self.spent += sum(len(buffer) for buffer in buffers)
+        if self.limit is not None and self.spent > self.limit:
+            raise CertificateFileError(
+                f"drawing the certificate's {self.property_id} counterexample would step the model through more than "
+                f"{self.limit >> 20} MiB of buffers, out of proportion to the file: it is not a certificate rollcert wrote"
+            )
+
+
+def _walk_rollback(config: BufferConfig, records: Sequence[StepRecord], budget: _Budget) -> _Walk:
     state = initial_state(config.initial, config.capacity, config.policy)
     drawn, befores = [], []
     for record in records:
@@ -255,6 +273,7 @@ def _walk_rollback(config: BufferConfig, records: Sequence[StepRecord]) -> _Walk
         except (ValueError, TypeError):  # bad arguments: the model changes nothing
             candidates, error = [state], True
         after = next((c for c in candidates if record.ok and c.current == record.actual.buffer), candidates[0])
+        budget.spend(record.before, after.current, record.expected.buffer, record.actual.buffer)
         before_marks, after_marks = _rollback_marks(state, record.operation, after, error)
         expected_marks, actual_marks = _failing_marks(record)
         drawn.append(
@@ -275,7 +294,7 @@ def _is_imprecise(record: StepRecord) -> bool:
     return record.note.startswith("imprecise")
 
 
-def _walk_diff(config: BufferConfig, records: Sequence[StepRecord]) -> _Walk:
+def _walk_diff(config: BufferConfig, records: Sequence[StepRecord], budget: _Budget) -> _Walk:
     state = initial_diff_state(config.initial)
     drawn, befores = [], []
     for record in records:
@@ -287,6 +306,7 @@ def _walk_diff(config: BufferConfig, records: Sequence[StepRecord]) -> _Walk:
             after = state
         if _is_imprecise(record):  # refused what the rule allows: sound, nothing changed
             after = reject_apply(state)
+        budget.spend(record.before, after.current, record.expected.buffer, record.actual.buffer)
         before_marks, after_marks = _diff_marks(state, operation, after)
         expected_marks, actual_marks = _failing_marks(record)
         context = _context_lines(record)
@@ -419,14 +439,19 @@ _LOOK_HERE: dict[str, Callable[[_Walk, DrawnStep], str]] = {"R2": _look_r2, "R4"
 # -- building walkthroughs ---------------------------------------------------------------------
 
 
-def walkthrough(counterexample: Counterexample, property_id: str | None = None, replay: str = "") -> Walkthrough:
-    """Draw ``counterexample`` (reported under ``property_id``, default its own)."""
+def walkthrough(
+    counterexample: Counterexample, property_id: str | None = None, replay: str = "", budget: int | None = None
+) -> Walkthrough:
+    """Draw ``counterexample`` (reported under ``property_id``, default its own),
+    stepping the model through at most ``budget`` bytes of buffers (``None``: no bound)."""
     from rollcert.reports.certificate import replay_command
 
     machine = counterexample.property_id
     reported = property_id or machine
     config = counterexample.config()
-    walk = (_walk_diff if machine in DIFFS.property_ids else _walk_rollback)(config, counterexample.steps)
+    walk = (_walk_diff if machine in DIFFS.property_ids else _walk_rollback)(
+        config, counterexample.steps, _Budget(reported, budget)
+    )
     failing = walk.steps[-1]
     look = _LOOK_HERE.get(machine)
     return Walkthrough(
@@ -479,75 +504,48 @@ def from_certificate_data(certificate: CertificateData, wanted: str | None = Non
     return walkthrough(counterexample, chosen)
 
 
-def _finder(record: dict[str, Any], default: str) -> str:
-    """The machine that found R0's counterexample, as its reason names it."""
-    found = re.search(r"found by the (\w+) machine", str(record.get("reason", "")))
-    return found.group(1) if found else default
+#: The longest counterexample ``explain`` and ``html`` draw from a file: a minimal
+#: counterexample is a handful of steps; the model's history grows with each.
+MAX_DRAWN_STEPS = 1000
 
 
-def counterexample_from_json(record: dict[str, Any], property_id: str, target: Target) -> Counterexample:
-    """Rebuild a certificate's counterexample by replaying its trace on ``target``:
-    the step records are recomputed, never trusted from the file."""
-    from rollcert.stateful_tests.family import NotGenerable
-    from rollcert.stateful_tests.judge import replay
-    from rollcert.stateful_tests.traces import parse_trace
+def drawing_budget(file_size: int) -> int:
+    """The most bytes of model buffers drawing a certificate of ``file_size`` bytes
+    may step through: in proportion to the file, so that a small hand-made file
+    (a megabyte initial buffer and ten thousand one-byte edits) cannot cost
+    gigabytes (it used to cost about 10 GiB for a 1.7 MB file)."""
+    return (16 << 20) + 16 * file_size
 
-    try:
-        family, config, operations = parse_trace(json.dumps(record["counterexample"]["trace"]))
-    except (KeyError, TypeError, ValueError) as error:
-        raise ExplainError(f"the certificate's {property_id} counterexample has no readable trace: {error!r}") from None
-    if family is DIFFS:
-        machine = property_id if property_id in DIFFS.property_ids else _finder(record, "S1")
-    else:
-        machine = property_id if property_id not in DIFFS.property_ids else "R0"
-        machine = _finder(record, machine) if property_id == "R0" else machine
-    try:
-        replay(family, target, config, operations)
-    except Violation as violation:
-        return Counterexample(
-            machine, target.name, config.initial, config.capacity, config.policy,
-            tuple(violation.steps), violation.explanation, config.durable, family.name, config.durability,
+
+def stored_walkthrough(stored: StoredCertificate, property_id: str) -> Walkthrough:
+    """Draw the recorded counterexample of ``property_id`` from a certificate read
+    from its file: nothing is replayed, imported or run."""
+    if property_id in stored.unrecorded:
+        raise ExplainError(
+            f"the certificate's {property_id} counterexample was written without its step outcomes (an older "
+            f"rollcert): replay it on its target with rollcert replay TARGET --certificate CERT --property {property_id}"
         )
-    except NotGenerable as error:
-        raise ExplainError(f"the certificate's {property_id} trace cannot run on {target.name}: {error}") from None
-    except HarnessError as error:
-        raise ExplainError(f"the adapter or the SUT broke while replaying {property_id}: {error}") from None
-    raise ExplainError(
-        f"the {property_id} counterexample does not reproduce on {target.name}: every step agrees with the model"
-    )
-
-
-def read_certificate(path: Path) -> dict[str, Any]:
-    try:
-        certificate = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ExplainError(f"cannot read the certificate {path}: {error}") from None
-    if not isinstance(certificate, dict) or not isinstance(certificate.get("properties"), dict):
-        raise ExplainError(f"{path} is not a rollcert certificate (no 'properties')")
-    return certificate
-
-
-def certificate_target(certificate: dict[str, Any]) -> Target:
-    from rollcert.targets.resolve import resolve_target
-
-    try:
-        return resolve_target(certificate["target"]["name"])
-    except (KeyError, TypeError):
-        raise ExplainError("the certificate names no target") from None
+    counterexample = stored.data.results[property_id].counterexample
+    if counterexample is None:
+        raise ExplainError(f"{property_id} is violated but the certificate carries no counterexample")
+    if len(counterexample.steps) > MAX_DRAWN_STEPS:
+        raise CertificateFileError(
+            f"the certificate's {property_id} counterexample has {len(counterexample.steps)} steps, more than the "
+            f"{MAX_DRAWN_STEPS} drawn; replay it with rollcert replay TARGET --certificate CERT --property {property_id}"
+        )
+    return walkthrough(counterexample, property_id, budget=drawing_budget(stored.size))
 
 
 def from_certificate_file(path: Path, wanted: str | None = None) -> Walkthrough:
-    certificate = read_certificate(path)
-    verdicts = {pid: str(r.get("verdict")) for pid, r in certificate["properties"].items()}
-    chosen = choose_property(verdicts, wanted)
-    counterexample = counterexample_from_json(certificate["properties"][chosen], chosen, certificate_target(certificate))
-    return walkthrough(counterexample, chosen)
+    stored = read_certificate_file(path)
+    verdicts = {pid: result.verdict for pid, result in stored.data.results.items()}
+    return stored_walkthrough(stored, choose_property(verdicts, wanted))
 
 
 def load(source: str, wanted: str | None = None, *, profile: str = "quick", seed: int = 0) -> Walkthrough:
     """``source`` is a certificate JSON file or a target to certify now."""
     path = Path(source)
-    if source.endswith(".json") or path.is_file():
+    if source.endswith(".json") or (path.exists() and not path.is_dir()):  # a FIFO too: refused, never waited on
         return from_certificate_file(path, wanted)
     from rollcert.targets.resolve import resolve_target
 
@@ -620,7 +618,7 @@ def render_header(walk: Walkthrough) -> list[str]:
     return [
         f"{walk.property_id} {walk.title} on {walk.target}{found}: {len(walk.steps)} "
         f"step{'s' if len(walk.steps) != 1 else ''}, "
-        f"starting from {walk.config.initial!r}{capacity}{durable}.",
+        f"starting from {shown_repr(walk.config.initial)}{capacity}{durable}.",
         LEGEND,
         "The journal lists the live inverse records as the model keeps them (what the log should hold).",
     ]

@@ -13,8 +13,8 @@ the page can be mailed, attached to a CI run or printed (``@media print``), and
 it reflows to a phone's width. The drawings come from
 :mod:`rollcert.reports.explain`, the same walkthrough the terminal
 shows. Written by ``rollcert certify --html PATH`` or, from an existing JSON
-certificate (whose counterexamples are replayed on its target to rebuild the
-step records), ``rollcert html CERT.json PATH``.
+certificate (drawn from the step outcomes it records, never by running its
+target), ``rollcert html CERT.json PATH``.
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rollcert.reports.explain import DrawnStep
 from rollcert.reports.explain import ExplainError
 from rollcert.reports.explain import Span
 from rollcert.reports.explain import Walkthrough
-from rollcert.reports.explain import certificate_target
-from rollcert.reports.explain import counterexample_from_json
 from rollcert.reports.explain import property_title
-from rollcert.reports.explain import read_certificate
+from rollcert.reports.explain import stored_walkthrough
 from rollcert.reports.explain import walkthrough
+from rollcert.reports.stored_certificate import read_certificate_file
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import PropertyResult
+from rollcert.stateful_tests.family import shown_repr
+from rollcert.stateful_tests.family import shown_window
 from rollcert.targets.version import SUITE_VERSION
 
 
@@ -100,35 +100,23 @@ def from_certificate_data(certificate: CertificateData) -> HtmlCertificate:
 
 
 def from_json_file(path: Path) -> HtmlCertificate:
-    """A JSON certificate: each counterexample's trace is replayed on the
-    certificate's target, so the drawing shows what the target does now."""
-    certificate = read_certificate(path)
-    target = certificate_target(certificate)
-    rows, walks = [], []
-    for pid, record in certificate["properties"].items():
-        counterexample = record.get("counterexample") if isinstance(record, dict) else None
-        steps = len(counterexample["steps"]) if isinstance(counterexample, dict) and "steps" in counterexample else None
-        verdict = str(record.get("verdict"))
-        rows.append(
-            VerdictRow(
-                pid,
-                str(record.get("title") or property_title(pid)),
-                verdict,
-                tuple((str(k), int(v)) for k, v in dict(record.get("coverage") or {}).items()),
-                _detail(verdict, str(record.get("reason", "")), dict(record.get("figures") or {}), steps),
-            )
-        )
-        if verdict == "violated" and counterexample is not None:
-            walks.append(walkthrough(counterexample_from_json(record, pid, target), pid))
-    info: dict[str, Any] = certificate.get("target") or {}
+    """A JSON certificate: each counterexample is drawn from the step outcomes the
+    file records (SPEC §6a); nothing is replayed, imported or run."""
+    stored = read_certificate_file(path)
+    certificate = stored.data
+    walks = tuple(
+        stored_walkthrough(stored, pid)
+        for pid, result in certificate.results.items()
+        if result.verdict == "violated" and (result.counterexample is not None or pid in stored.unrecorded)
+    )
     return HtmlCertificate(
-        str(info.get("name", target.name)),
-        str(info.get("version", "")),
-        str(certificate.get("profile", "")),
-        certificate.get("seed", ""),
-        certificate.get("exit_status", ""),
-        tuple(rows),
-        tuple(walks),
+        certificate.target.name,
+        certificate.target.version,
+        certificate.profile,
+        certificate.seed,
+        stored.recorded_exit_status if stored.recorded_exit_status is not None else certificate.exit_status,
+        tuple(_row(r) for r in certificate.results.values()),
+        walks,
     )
 
 
@@ -149,16 +137,23 @@ def _glyph(byte: int) -> str:
 
 def strip(data: bytes, marks: Sequence[Span], label: str) -> str:
     """``data`` as a row of byte cells; each mark colours its cells, an empty
-    mark is a thin bar at the place something was taken out or put in."""
+    mark is a thin bar at the place something was taken out or put in. A long
+    buffer is drawn around its first mark (``family.shown_window``): a cell per
+    byte of a megabyte buffer made pages of hundreds of megabytes."""
     cells = [f'<span class="label">{_e(label)}</span><span class="cells">']
-    for position in range(len(data) + 1):
+    first, last = shown_window(len(data), min((span.start for span in marks), default=0))
+    if first:  # a long buffer is drawn around its first mark, the rest counted
+        cells.append(f'<span class="empty">…{first} bytes…</span>')
+    for position in range(first, last + 1):
         for span in marks:
             if span.start == span.end == position:
                 cells.append(f'<span class="gap {span.kind}" title="{span.kind} here (nothing)"></span>')
-        if position < len(data):
+        if position < last:
             kinds = " ".join(s.kind for s in marks if s.start <= position < s.end)
             title = f"byte {position}" + (f": {kinds}" if kinds else "")
             cells.append(f'<span class="c {kinds}" title="{_e(title)}">{_e(_glyph(data[position]))}</span>')
+    if last < len(data):
+        cells.append(f'<span class="empty">…{len(data) - last} more bytes…</span>')
     if not data and not marks:
         cells.append('<span class="empty">(empty)</span>')
     cells.append("</span>")
@@ -239,7 +234,7 @@ def _violation(walk: Walkthrough) -> str:
         f'<section class="violation" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
         f'data-steps="{len(walk.steps)}">'
         f"<h2>{_e(walk.property_id)} {_e(walk.title)}: {len(walk.steps)} steps{_e(found)}</h2>"
-        f'<p class="start">Starting from <code>{_e(repr(walk.config.initial))}</code>'
+        f'<p class="start">Starting from <code>{_e(shown_repr(walk.config.initial))}</code>'
         + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
         + _e(walk.config.journal_phrase())
         + f'.</p><ol class="steps">{steps}</ol>'

@@ -95,6 +95,10 @@ class StepRecord:
     base, the diff, what the rule says). ``note`` names the reading of the
     model the SUT matched when it was not the model's first one (for example
     ``imprecise``: a refusal the rule did not require, with nothing changed).
+    ``allowed`` holds every outcome the model allowed at the step, its own
+    (``expected``) first, so that a certificate carries what a reader needs to
+    judge the step without replaying it on the target (SPEC §6a); empty means
+    only ``expected``.
     """
 
     index: int
@@ -106,6 +110,7 @@ class StepRecord:
     sut_message: str = ""
     context: tuple[tuple[str, str], ...] = ()
     note: str = ""
+    allowed: tuple[Observed, ...] = ()
 
 
 @dataclass(frozen=True)

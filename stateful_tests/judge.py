@@ -298,8 +298,11 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         considered = [reading for prediction in narrowed for reading in prediction.readings]
         survivors: list[StateT] = []
         matched: Reading[StateT] | None = None
+        allowed: dict[Observed, None] = {}
         for reading in considered:
-            if self.observe_model(reading.state, reading.error) == actual:
+            seen = self.observe_model(reading.state, reading.error)
+            allowed[seen] = None
+            if seen == actual:
                 matched = matched or reading
                 if reading.state not in survivors:
                     survivors.append(reading.state)
@@ -316,6 +319,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             sut_message=sut_message,
             context=first.context,
             note=matched.note if matched is not None else "",
+            allowed=tuple(allowed) if len(allowed) > 1 else (),
         )
         self.steps.append(record)
         family.tally(self.tallies, operation, first, matched)
