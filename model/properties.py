@@ -137,7 +137,7 @@ def _rollback_over_repeated_text(before: ModelState, operation: Operation, outco
     return buffer.find(edit.insert) != edit.offset or buffer.find(edit.insert, edit.offset + 1) != -1
 
 
-#: Anchor width for the "ambiguous context" situation: the seed used 16-byte anchors;
+#: Anchor width for the "ambiguous context" situation: the incident's buffer used 16-byte anchors;
 #: any width shows the same bug, and 4 keeps the buffers a search must build short.
 AMBIGUITY_WIDTH = 4
 
@@ -284,8 +284,8 @@ R1 = Property(
     "Log completeness (write-ahead)",
     """The inverse record is committed before, or atomically with, the
     mutation. If the journal cannot take the record, the splice raises
-    JournalError and neither the buffer nor the log changes. The seed's bug
-    mutated first and treated the append as best-effort: the buffer ran ahead of
+    JournalError and neither the buffer nor the log changes. The buffer of
+    the incident mutated first and treated the append as best-effort: the buffer ran ahead of
     its log, and a later rollback restored a state that never existed. Dropping
     records rarely is not better than dropping them often: it is the same bug.""",
     (

@@ -31,6 +31,8 @@ from rollcert.reports.explain import Walkthrough
 from rollcert.reports.explain import property_title
 from rollcert.reports.explain import stored_walkthrough
 from rollcert.reports.explain import walkthrough
+from rollcert.reports.glossary import Term
+from rollcert.reports.glossary import lookup
 from rollcert.reports.stored_certificate import read_certificate_file
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import PropertyResult
@@ -245,12 +247,53 @@ def _violation(walk: Walkthrough) -> str:
     )
 
 
+#: The words every page shows (legend, headings, verdicts), defined in its terms section.
+PAGE_TERMS: tuple[str, ...] = (
+    "property", "situation", "passed", "violated", "unknown", "not_assessed", "error", "precision",
+    "counterexample", "failing step", "expected", "journal", "deleted", "undone", "out-of-log write",
+    "differs from the model", "where to look", "replay", "depth", "revision", "reading", "harm",
+)
+
+
+def _chip(name: str, count: int) -> str:
+    term = lookup(name)
+    title = f' title="{_e(term.definition)}"' if term is not None else ""
+    link = f'<a href="#term-{_e(term.anchor)}">{_e(name)}</a>' if term is not None else _e(name)
+    return f'<span class="chip{" zero" if count == 0 else ""}"{title}>{link} {count}</span>'
+
+
+def page_terms(doc: HtmlCertificate) -> tuple[Term, ...]:
+    """The glossary entries for what this page shows: its fixed words, each
+    coverage chip, and the R7 words when it draws a history."""
+    words = list(PAGE_TERMS)
+    words += [name for row in doc.rows for name, _ in row.coverage]
+    if any(walk.property_id == "R7" or walk.machine_property == "R7" for walk in doc.walkthroughs):
+        words += ["program", "history", "lane", "linearizable", "longest order", "unknown outcome"]
+    found: dict[str, Term] = {}
+    for word in words:
+        term = lookup(word)
+        if term is not None:
+            found.setdefault(term.name, term)
+    return tuple(found.values())
+
+
+def _terms(doc: HtmlCertificate) -> str:
+    entries = "".join(
+        f'<dt id="term-{_e(term.anchor)}">{_e(term.name)}</dt><dd>{_e(term.definition)}'
+        f'<br><span class="ex">{_e(term.example[0])} {_e(term.example[1])}</span></dd>'
+        for term in page_terms(doc)
+    )
+    return (
+        '<details class="terms" id="terms" open><summary>Terms on this page</summary>'
+        "<p>Each defined once, with an example, as in <code>docs/glossary.md</code> of rollcert.</p>"
+        f"<dl>{entries}</dl></details>"
+    )
+
+
 def _verdicts(doc: HtmlCertificate) -> str:
     rows = []
     for row in doc.rows:
-        coverage = " ".join(
-            f'<span class="chip{" zero" if count == 0 else ""}">{_e(name)} {count}</span>' for name, count in row.coverage
-        )
+        coverage = " ".join(_chip(name, count) for name, count in row.coverage)
         property_cell = (
             f'<a href="#{_e(row.property_id)}">{_e(row.property_id)}</a>' if row.verdict == "violated" else _e(row.property_id)
         )
@@ -276,7 +319,9 @@ table.verdicts th,table.verdicts td{border-bottom:1px solid #ddd;padding:4px 6px
 .v-passed .verdict{color:#17692b;font-weight:600}.v-violated .verdict{color:#b00020;font-weight:700}
 .v-unknown .verdict,.v-error .verdict{color:#9a5b00;font-weight:600}.v-not_assessed .verdict{color:#777}
 .chip{display:inline-block;background:#eef;border-radius:8px;padding:0 6px;margin:1px;font-size:.85em}
-.chip.zero{background:#fde2c5}
+.chip.zero{background:#fde2c5}.chip a{color:inherit;text-decoration:none}
+details.terms{margin:1.5em 0;font-size:.9em}details.terms dt{font-weight:600;margin-top:.5em}
+details.terms dd{margin:0 0 0 1em}details.terms .ex{color:#555;font-family:ui-monospace,monospace;font-size:.9em}
 .legend span{display:inline-block;padding:0 6px;margin:2px;border-radius:3px}
 ol.steps{list-style:none;padding:0;margin:0}
 li.step{border:1px solid #ddd;border-radius:6px;padding:8px 10px;margin:8px 0;break-inside:avoid}
@@ -360,7 +405,10 @@ def render_html(doc: HtmlCertificate) -> str:
         f"<h1>rollcert certificate: <code>{_e(doc.target)}</code></h1>"
         f'<p class="meta">target version {_e(doc.target_version)}; suite {_e(SUITE_VERSION)}; profile '
         f"{_e(str(doc.profile))}; seed {_e(str(doc.seed))}; exit status {_e(str(doc.exit_status))}</p>"
-        f"{_verdicts(doc)}<h2>Counterexamples</h2>{legend}{violations}"
+        '<p class="meta">Every term on this page — the coverage chips too — is defined under '
+        '<a href="#terms">Terms on this page</a> at the end (the same words as rollcert\'s '
+        "<code>docs/glossary.md</code>).</p>"
+        f"{_verdicts(doc)}<h2>Counterexamples</h2>{legend}{violations}{_terms(doc)}"
         f"<script>{_SCRIPT}</script></body></html>\n"
     )
 

@@ -1,4 +1,4 @@
-"""The seed's failure: mutate first, log afterwards, and shrug if the log says no."""
+"""The incident behind rollcert: mutate first, log afterwards, and shrug if the log says no."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ class BestEffortLogBuffer(NaiveJournaledBuffer):
     simply dropped and the splice still reports success. The buffer is now ahead
     of its log, and the next rollback undoes an older record at an offset the
     unlogged edit may have shifted, producing a buffer that never existed. This
-    is the failure the seed describes (an append lost to memory pressure and a
-    bounded log, then rollback(2) overwrote an unrelated sentence). The R6
+    is the incident that started rollcert: under memory pressure a bounded log
+    refused one append, the edit went through without its record, and a later
+    rollback(2) undid an older record at the shifted offset, overwriting an
+    unrelated sentence. The R6
     machine catches it as well, because a full journal with policy reject is
     just another failed append to this buffer, so the splice happens anyway."""
 

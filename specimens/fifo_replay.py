@@ -24,8 +24,8 @@ class FifoReplayBuffer(NaiveJournaledBuffer):
     LIFO order: the older record's offset and length describe the buffer before
     the newer edits, so undoing it first cuts the wrong span and the newer
     record then restores its bytes in a place that has moved. Nothing fails and
-    the length often looks plausible; this is the seed's 'mixing absolute
-    offsets with out-of-order replay'. The R4 and R6 machines also issue
+    the length often looks plausible; absolute offsets mixed
+    with out-of-order replay. The R4 and R6 machines also issue
     multi-step rollbacks (over records above a barrier, down to an evicted
     horizon), so they see the same wrong bytes whenever the records overlap or
     shift each other."""

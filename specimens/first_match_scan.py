@@ -1,4 +1,4 @@
-"""The seed's own rollback: find the edit again by its anchors, first match wins."""
+"""The incident's own fix: find the edit again by its anchors, first match wins."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rollcert.specimens import register
 from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 
-#: Bytes hashed on each side of an edit. The seed uses 16; the width does not
+#: Bytes hashed on each side of an edit. The buffer of the incident used 16; the width does not
 #: change the bug, only how long the repeated text must be before it shows.
 ANCHOR = 4
 
@@ -43,14 +43,14 @@ class AnchoredRecord(InverseRecord):
 )
 class FirstMatchScanBuffer(NaiveJournaledBuffer):
     """Each record stores hashes of the ANCHOR bytes before and after the edit
-    (4 here, 16 in the seed), and an undo ignores the recorded offset: it scans
+    (4 here, 16 in the incident's buffer), and an undo ignores the recorded offset: it scans
     the buffer from position 0 and restores the removed bytes at the first
     position whose anchors match (DivergenceError if none does). When the
     surrounding text is repeated, an earlier copy matches first and the undo
     rewrites that copy instead, leaving the real edit in place; both copies look
-    alike, so the result reads as plausible. This is the seed's RewriteBuffer
-    rollback, which the seed presents as the fix; it is also slow (a full scan
-    per step). Every machine that rolls back over repeated text (R3's multi-step
+    alike, so the result reads as plausible. This is the rollback the incident's
+    write-up proposed as the fix (anchors instead of offsets); it is also slow
+    (a full scan per step). Every machine that rolls back over repeated text (R3's multi-step
     rollbacks, R4's undo above a barrier, R6's rollbacks in a bounded log) runs
     the same scan and can catch it."""
 

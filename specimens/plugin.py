@@ -56,12 +56,20 @@ def _run_specimens(args: argparse.Namespace) -> int:
 
 def _configure_docs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", type=Path, default=Path("docs/tour.md"), help="where to write it (default: %(default)s)")
+    parser.add_argument(
+        "--glossary", type=Path, default=Path("docs/glossary.md"),
+        help="where to write the glossary the tour links to (default: %(default)s)",
+    )
 
 
 def _run_docs(args: argparse.Namespace) -> int:
+    from rollcert.reports.glossary import glossary_markdown
     from rollcert.specimens.tour import write_tour
 
     check_writable(args.output)
+    check_writable(args.glossary)
+    write_output(args.glossary, glossary_markdown())
+    print(f"wrote {args.glossary}")
     write_output(args.output, write_tour())
     print(f"wrote {args.output}")
     return 0
@@ -94,4 +102,4 @@ def register() -> None:
             _run_properties,
         )
     )
-    register_command(Command("docs", "write the tour of the properties (docs/tour.md)", _configure_docs, _run_docs))
+    register_command(Command("docs", "write the tour of the properties and the glossary (docs/tour.md, docs/glossary.md)", _configure_docs, _run_docs))

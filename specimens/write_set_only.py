@@ -19,9 +19,9 @@ class WriteSetOnlyBuffer(DiffableBuffer):
     that rewrote the region the author *read* (the function whose signature
     the new code calls, the lines a summary summarises) goes unnoticed: the
     diff applies cleanly, and its content now rests on text that is gone.
-    This is what a merge tool's overlap check does, and what the seed's
-    incident did: the inserted constraint block referred to lines 800-860
-    after a retrieval tool had replaced them."""
+    This is what a merge tool's overlap check does; in the incident, an
+    inserted block of constraints referred to lines a retrieval tool had just
+    replaced."""
 
     def _regions_to_check(self, diff: AuthoredDiff) -> tuple[Region, ...]:
         return effective_regions(len(diff.base.content), diff.hunks, ())  # the bug: reads ignored

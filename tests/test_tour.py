@@ -38,3 +38,12 @@ def test_every_property_has_a_chapter() -> None:
 def test_every_pointer_names_a_function_that_exists() -> None:
     for pointer in POINTERS.values():
         resolve(pointer)  # LookupError when a function was renamed
+
+
+def test_every_property_has_a_pointer_into_impl_and_the_tour_no_todo() -> None:
+    """A property without a pointer fails the generation (it used to print a
+    developer's note into the tour instead)."""
+    assert set(POINTERS) == set(PROPERTIES)
+    text = TOUR.read_text(encoding="utf-8")
+    assert "TODO" not in text and "add one to `POINTERS`" not in text
+    assert "`JournaledBuffer.rollback`" in text.split("## R7")[1]
