@@ -9,6 +9,13 @@ a rollback, a refused rollback, then each declared capability family once
 certification, and prints one line per check. It proves nothing about the
 rules (that is ``certify``'s job); it says whether certifying is worth starting.
 
+The checks are written in a few letters (``abcabc``, ``XYZ``...). A target that
+declares an alphabet (``Target.alphabet``, a version 2 server's hello) is asked
+them in its own letters: each letter the checks use is mapped to one of the
+target's, in order (whitespace last), so a check never feeds a target bytes it
+said it is not honest on. A step over the target's declared size limits is
+skipped and named, as the machines never ask it.
+
 Its exit status follows the README's: 1 when a check disagrees with the model
 (``FAIL``), 2 when the adapter or its server broke (``ERROR``) or when nothing
 could be checked at all (a smoke run that checked nothing must not say 0), 0
@@ -22,6 +29,7 @@ import contextlib
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Literal
 
 from rollcert.model.contract import Hunk
@@ -158,12 +166,51 @@ class _NotRun(Exception):
     the diff session cannot generate after an imprecise refusal)."""
 
 
-def run_check(target: Target, check: SmokeCheck) -> SmokeResult:
+def _check_letters(checks: Sequence[SmokeCheck]) -> bytes:
+    """Every letter the checks are written in, in the order they are mapped onto an alphabet."""
+    letters: list[int] = []
+    for check in checks:
+        texts = [check.config.initial]
+        for operation in check.operations:
+            texts.append(getattr(operation, "insert", b""))
+            texts += [hunk.replacement for hunk in getattr(operation, "hunks", ())]
+        letters += [byte for text in texts for byte in text if byte not in letters]
+    return bytes(letters)
+
+
+def in_alphabet(check: SmokeCheck, alphabet: bytes | None, letters: bytes) -> SmokeCheck:
+    """``check`` written in ``alphabet``: the n-th of ``letters`` becomes the n-th
+    letter of the alphabet (whitespace after the rest, cycling when the alphabet
+    is shorter). ``None`` (any byte): the check as it is."""
+    if alphabet is None:
+        return check
+    ordered = sorted(dict.fromkeys(alphabet), key=lambda byte: bytes([byte]).isspace())
+    table = bytes.maketrans(letters, bytes(ordered[n % len(ordered)] for n in range(len(letters))))
+
+    def translated(operation: object) -> object:
+        if hasattr(operation, "insert"):
+            operation = replace(operation, insert=bytes(operation.insert).translate(table))  # type: ignore[type-var]
+        if isinstance(operation, ApplyDiff):
+            hunks = tuple(replace(hunk, replacement=hunk.replacement.translate(table)) for hunk in operation.hunks)
+            operation = replace(operation, hunks=hunks)
+        return operation
+
+    return replace(
+        check,
+        config=replace(check.config, initial=check.config.initial.translate(table)),
+        operations=tuple(translated(operation) for operation in check.operations),  # type: ignore[arg-type]
+    )
+
+
+def run_check(target: Target, check: SmokeCheck, letters: bytes | None = None) -> SmokeResult:
     """Run one check; never raises (bar ``KeyboardInterrupt``): whatever the
-    adapter throws, a native ``BaseException`` included, becomes the check's line."""
+    adapter throws, a native ``BaseException`` included, becomes the check's line.
+    The check is asked in the target's alphabet (``letters``: the letters to map,
+    by default the check's own)."""
     missing = sorted(c.value for c in check.needs - target.capabilities)
     if missing:
         return SmokeResult(check.name, "skip", f"capability {', '.join(missing)} not declared")
+    check = in_alphabet(check, target.alphabet, _check_letters([check]) if letters is None else letters)
     session: object | None = None
     set_aside: list[str] = []
     stopped = ""
@@ -176,9 +223,8 @@ def run_check(target: Target, check: SmokeCheck) -> SmokeResult:
             session = Session(ROLLBACK, target, target.buffer_config(check.config))
             for operation in check.operations:
                 assert not isinstance(operation, (TakeSnapshot, ApplyDiff, RollbackDiff, ToolWrite))
-                findings = [f.name for f in target.set_aside if f.applies(session.model, operation)]
-                if findings:
-                    set_aside.append(f"{operation.describe()} ({', '.join(findings)})")
+                if target.sets_aside(session.model, operation):
+                    set_aside.append(f"{operation.describe()} ({_why_aside(target, session.model, operation)})")
                     continue
                 session.execute(operation)
     except Violation as violation:
@@ -204,11 +250,11 @@ def _run_diff_steps(target: Target, check: SmokeCheck, set_aside: list[str]) -> 
     from rollcert.stateful_tests.diff_machine import DIFFS
     from rollcert.stateful_tests.family import NotGenerable
 
-    session = Session(DIFFS, target, check.config)
+    session = Session(DIFFS, target, target.buffer_config(check.config))
     try:
         for operation in check.operations:
             if target.sets_aside(session.model, operation):
-                set_aside.append(operation.describe())
+                set_aside.append(f"{operation.describe()} ({_why_aside(target, session.model, operation)})")
                 continue
             session.execute(operation)  # type: ignore[arg-type]
     except NotGenerable as reason:  # e.g. rollback_diff of an apply the SUT soundly refused
@@ -218,6 +264,14 @@ def _run_diff_steps(target: Target, check: SmokeCheck, set_aside: list[str]) -> 
         _close_quietly(session)
         raise
     return session
+
+
+def _why_aside(target: Target, state: object, operation: object) -> str:
+    """The findings that cover a skipped step, or the declared limits it is over."""
+    findings = [finding.name for finding in target.set_aside if finding.applies(state, operation)]
+    if findings:
+        return ", ".join(findings)
+    return "over the declared size limits"
 
 
 def _first_line(error: BaseException) -> str:
@@ -239,11 +293,14 @@ def smoke(target: Target, report: Callable[[str], None] = print, checks: Sequenc
     report(f"smoke test of {target.name} {target.version} (capabilities: {capabilities})")
     if target.set_aside:
         report(f"set aside (known findings): {', '.join(finding.name for finding in target.set_aside)}")
-    results = [run_check(target, checks[0])]
+    if target.alphabet is not None:
+        report(f"alphabet: the checks are asked in the target's letters {target.alphabet!r}")
+    letters = _check_letters(checks)
+    results = [run_check(target, checks[0], letters)]
     if results[0].status in ("FAIL", "ERROR"):  # no buffer, nothing else to learn: one cause, one line
         results += [SmokeResult(check.name, "skip", "no buffer could be made") for check in checks[1:]]
     else:
-        results += [run_check(target, check) for check in checks[1:]]
+        results += [run_check(target, check, letters) for check in checks[1:]]
     for result in results:
         report(result.line())
     counts = {status: sum(result.status == status for result in results) for status in ("ok", "FAIL", "ERROR", "skip")}

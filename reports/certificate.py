@@ -134,14 +134,27 @@ def format_steps(steps: Sequence[StepRecord]) -> list[str]:
 
 
 
-def format_counterexample(counterexample: Counterexample) -> str:
+def steps_phrase(count: int) -> str:
+    """``1 step``, ``3 steps``."""
+    return "1 step" if count == 1 else f"{count} steps"
+
+
+def _names(property_ids: Sequence[str]) -> str:
+    """``R0``, ``R0 and S1``, ``R0, R2 and S1``."""
+    return property_ids[0] if len(property_ids) == 1 else f"{', '.join(property_ids[:-1])} and {property_ids[-1]}"
+
+
+def format_counterexample(counterexample: Counterexample, properties: Sequence[str] = ()) -> str:
+    """The counterexample as numbered steps, titled with ``properties`` (the
+    properties it is the counterexample of; by default the one it was found for)."""
     capacity = (
         f", capacity {counterexample.capacity} ({counterexample.policy})"
         if counterexample.capacity is not None
         else ""
     ) + counterexample.config().journal_phrase()
     lines = [
-        f"Counterexample for {counterexample.property_id} ({len(counterexample.steps)} steps) on "
+        f"Counterexample for {_names(properties or [counterexample.property_id])} "
+        f"({steps_phrase(len(counterexample.steps))}) on "
         f"{counterexample.target}, starting from {show_bytes(counterexample.initial)}{capacity}:",
         *format_steps(counterexample.steps),
         f"  Why: {counterexample.explanation}",
@@ -267,7 +280,7 @@ def _detail(result: PropertyResult) -> str:
         return text
     if result.verdict == "violated" and result.counterexample is not None:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
-        return f"counterexample of {len(result.counterexample.steps)} steps (below{origin})"
+        return f"counterexample of {steps_phrase(len(result.counterexample.steps))} (below{origin})"
     return result.reason
 
 
@@ -291,6 +304,21 @@ def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Co
     return listed
 
 
+def _shared_counterexamples(certificate: CertificateData) -> list[tuple[list[str], Counterexample]]:
+    """Each distinct counterexample once, with every property it is the counterexample
+    of: a diff applier's R0 takes S1's, and one block titled "R0 and S1" says so,
+    where "S1: the same as R0" under a block titled S1 read as a missing R0 block."""
+    groups: list[tuple[list[str], Counterexample]] = []
+    first: dict[str, int] = {}
+    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
+        if counterexample is None:
+            groups[first[shared_with]][0].append(property_id)
+        else:
+            first[property_id] = len(groups)
+            groups.append(([property_id], counterexample))
+    return groups
+
+
 def render_text(certificate: CertificateData) -> str:
     lines = [
         f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
@@ -307,11 +335,8 @@ def render_text(certificate: CertificateData) -> str:
         lines += ["", certificate.exhaustive.summary()]
         if certificate.exhaustive.violation is not None:
             lines += format_steps(certificate.exhaustive.violation.steps)
-    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
-        if counterexample is None:
-            lines += ["", f"{property_id}: the same counterexample as {shared_with}, above."]
-        else:
-            lines += ["", format_counterexample(counterexample)]
+    for properties, counterexample in _shared_counterexamples(certificate):
+        lines += ["", format_counterexample(counterexample, properties)]
     lines += ["", f"exit status {certificate.exit_status}"]
     return "\n".join(lines)
 
@@ -341,11 +366,9 @@ def render_markdown(certificate: CertificateData) -> str:
     for pid, result in certificate.results.items():
         name = f"{pid} {result.title}".strip()
         lines.append(f"| {name} | **{result.verdict}** | {_detail(result).replace('|', '/')} |")
-    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
-        if counterexample is None:
-            lines += ["", f"## {property_id} counterexample", "", f"The same as {shared_with}'s, above."]
-        else:
-            lines += ["", f"## {property_id} counterexample", "", "```", format_counterexample(counterexample), "```"]
+    for properties, counterexample in _shared_counterexamples(certificate):
+        lines += ["", f"## {_names(properties)} counterexample", "", "```",
+                  format_counterexample(counterexample, properties), "```"]
     return "\n".join(lines) + "\n"
 
 

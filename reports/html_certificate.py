@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rollcert.reports.certificate import steps_phrase
 from rollcert.reports.explain import DrawnStep
 from rollcert.reports.explain import ExplainError
 from rollcert.reports.explain import Span
@@ -65,7 +66,7 @@ class HtmlCertificate:
 
 def _detail(verdict: str, reason: str, figures: dict[str, float], steps: int | None) -> str:
     if verdict == "violated" and steps is not None:
-        return f"counterexample of {steps} steps (drawn below)"
+        return f"counterexample of {steps_phrase(steps)} (drawn below)"
     text = reason if verdict != "passed" else ""
     if "precision" in figures:
         text = (text + "; " if text else "") + f"precision {figures['precision']:.0%}"
@@ -235,7 +236,7 @@ def _violation(walk: Walkthrough) -> str:
     return (
         f'<section class="violation" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
         f'data-steps="{len(walk.steps)}">'
-        f"<h2>{_e(walk.property_id)} {_e(walk.title)}: {len(walk.steps)} steps{_e(found)}</h2>"
+        f"<h2>{_e(walk.property_id)} {_e(walk.title)}: {steps_phrase(len(walk.steps))}{_e(found)}</h2>"
         f'<p class="start">Starting from <code>{_e(shown_repr(walk.config.initial))}</code>'
         + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
         + _e(walk.config.journal_phrase())

@@ -23,8 +23,13 @@ because the same step is every property's shortest counterexample.
 ``when`` is a conjunction (``and``) of clauses from a fixed vocabulary (nothing
 is evaluated as Python): ``NAME OP NAME_OR_INT`` with OP one of ``== != < <= >
 >=``, or a flag, optionally preceded by ``not``. The names each operation knows
-are in :data:`VOCABULARY`; a splice (or out-of-log write) finding covers only
-*valid* calls, since invalid ones are the contract's and always asked.
+are in :data:`VOCABULARY`; a splice (out-of-log write, tool write) finding covers
+only *valid* calls, since invalid ones are the contract's and always asked.
+``tool_write`` is the diff machines' other writer (a plain edit between a
+snapshot and an apply, which a ``splice`` finding does not cover);
+``rollback_to_foreign`` a rollback to another buffer's checkpoint token; a
+``rollback_to`` finding may say ``current`` (a re-revert: the checkpoint is the
+state the buffer is in), ``dead``, or compare its ``steps``.
 """
 
 from __future__ import annotations
@@ -147,12 +152,50 @@ _EDIT = Words(
     valid_only=True,
 )
 
+def _checkpoint_position(state: Any, operation: Any) -> int | None:
+    """Where the checkpoint's state is in the live history (``None``: dead, or no such checkpoint)."""
+    checkpoints, serials = getattr(state, "checkpoints", ()), getattr(state, "serials", ())
+    index = operation.checkpoint
+    if type(index) is not int or not 0 <= index < len(checkpoints) or checkpoints[index][0] not in serials:
+        return None
+    return int(serials.index(checkpoints[index][0]))
+
+
+def _revert_steps(state: Any, operation: Any) -> int | None:
+    """How many records a rollback to the checkpoint undoes (``None`` for a dead one)."""
+    position = _checkpoint_position(state, operation)
+    depth = _depth(state, operation)
+    return None if position is None or depth is None else depth - position
+
+
+def _dead_checkpoint(state: Any, operation: Any) -> bool:
+    index = operation.checkpoint
+    return (
+        type(index) is int
+        and 0 <= index < len(getattr(state, "checkpoints", ()))
+        and _checkpoint_position(state, operation) is None
+    )
+
+
 #: Operation kind (``Operation.kind``) -> the names its ``when`` may use.
 VOCABULARY: dict[str, Words] = {
     "splice": _EDIT,
     "out_of_log_write": _EDIT,
+    #: The diff machines' other writer (S1, S2): a plain edit between a snapshot and an apply.
+    "tool_write": _EDIT,
     "rollback": Words(numbers={"steps": _int_field("steps"), "depth": _depth, "length": _length}, flags={}),
-    "rollback_to": Words(numbers={"checkpoint": _int_field("checkpoint"), "depth": _depth}, flags={}),
+    #: ``current``: the checkpoint names the state the buffer is in, so the rollback
+    #: undoes nothing (a re-revert: the same checkpoint again, right after rolling back
+    #: to it); ``dead``: its state left the history (R3/S3 say it must be refused).
+    "rollback_to": Words(
+        numbers={"checkpoint": _int_field("checkpoint"), "depth": _depth, "steps": _revert_steps},
+        flags={
+            "current": lambda state, op: _revert_steps(state, op) == 0,
+            "dead": _dead_checkpoint,
+        },
+    ),
+    #: A checkpoint token of another buffer (it must be refused).
+    "rollback_to_foreign": Words(numbers={"depth": _depth, "length": _length}, flags={}),
     "checkpoint": Words(numbers={"depth": _depth}, flags={}),
     "adopt_current": Words(numbers={"depth": _depth}, flags={}),
     "apply_diff": Words(

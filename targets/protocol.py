@@ -1,4 +1,4 @@
-"""The wire format of rollcert's subprocess protocol, ``rollcert-protocol/2`` and ``/1``.
+"""The wire format of rollcert's subprocess protocol, ``rollcert-protocol/2.1``, ``/2`` and ``/1``.
 
 This module is the one place that defines what travels between rollcert and a
 server that hosts the implementation under test in another process (another
@@ -27,6 +27,14 @@ server refuses; each version has its own table of operations
 (:data:`CAPABILITIES_BY_VERSION`), so a version 1 exchange is decoded exactly
 as before.
 
+Version 2.1 adds what outside authors of tool servers kept needing a Python
+wrapper for: a hello may declare the one policy of a real bounded history
+(``history_bound``, as ``Target.history_bound``), and a server that declares
+``diffs`` without ``core`` (a diff applier: no undo log) is sent ``write`` (the
+whole new text) for every plain edit instead of ``splice``, which belongs to
+``core``. A version 2 server is unchanged: it refuses the 2.1 hello and is
+driven as before.
+
 Everything read from the wire is validated here; a malformed line raises
 :class:`ProtocolError` with a message that says exactly what was wrong.
 """
@@ -41,15 +49,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from rollcert.model.reference import POLICIES
 from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HistoryBound
 from rollcert.targets.adapter import visible
 
 #: Version 1: the rollback capabilities only (kept, so version 1 servers keep working).
 PROTOCOL_VERSION: Final = "rollcert-protocol/1"
 #: Version 2: version 1 plus diffs, durability (real crashes) and limits.
 PROTOCOL_VERSION_2: Final = "rollcert-protocol/2"
+#: Version 2.1: version 2 plus a declared history bound and the diffs-only set
+#: (``write`` instead of ``splice`` for a server without ``core``).
+PROTOCOL_VERSION_2_1: Final = "rollcert-protocol/2.1"
 #: Every version this module decodes, newest first: the order a client offers them in.
-PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION_2, PROTOCOL_VERSION)
+PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION_2_1, PROTOCOL_VERSION_2, PROTOCOL_VERSION)
 #: The longest ``name`` or ``version`` a server may give at the handshake.
 HELLO_TEXT_LIMIT: Final = 200
 
@@ -76,6 +89,7 @@ WIRE_CAPABILITIES_V2: Final = WIRE_CAPABILITIES | frozenset({Capability.DIFFS, C
 CAPABILITIES_BY_VERSION: Final[Mapping[str, frozenset[Capability]]] = {
     PROTOCOL_VERSION: WIRE_CAPABILITIES,
     PROTOCOL_VERSION_2: WIRE_CAPABILITIES_V2,
+    PROTOCOL_VERSION_2_1: WIRE_CAPABILITIES_V2,
 }
 
 #: The durability modes a version 2 ``new`` may ask for (``BufferConfig.durability``).
@@ -180,11 +194,29 @@ OPERATIONS_V2: Final[Mapping[str, OperationSpec]] = {
     "reopen": OperationSpec(_BUFFER, "null", Capability.DURABILITY),
 }
 
+#: Every operation of version 2.1: version 2's and ``write``, the plain edit of a
+#: diffs-only server (the whole new text: a file tool writes it as the file). It
+#: is sent only to a server that declares ``diffs`` without ``core``, and then
+#: always instead of ``splice``: such a server need not implement ``splice``.
+OPERATIONS_V2_1: Final[Mapping[str, OperationSpec]] = {
+    **OPERATIONS_V2,
+    "write": OperationSpec({"buffer": "string", "content": "bytes"}, "null", Capability.DIFFS),
+}
+
 #: The operations of each version.
 OPERATIONS_BY_VERSION: Final[Mapping[str, Mapping[str, OperationSpec]]] = {
     PROTOCOL_VERSION: OPERATIONS,
     PROTOCOL_VERSION_2: OPERATIONS_V2,
+    PROTOCOL_VERSION_2_1: OPERATIONS_V2_1,
 }
+
+
+def plain_write_op(protocol: str, capabilities: frozenset[Capability]) -> str:
+    """The op that carries a plain edit (an agent's own write, another writer's)
+    to a server: ``write`` for a version 2.1 server without ``core``, else ``splice``."""
+    if protocol == PROTOCOL_VERSION_2_1 and Capability.CORE not in capabilities:
+        return "write"
+    return "splice"
 
 
 # -- values -------------------------------------------------------------------------
@@ -431,17 +463,19 @@ class Limits:
 @dataclass(frozen=True)
 class Hello:
     """The handshake: which protocol, which implementation, which capabilities
-    (and, in version 2, which limits)."""
+    (in version 2, which limits; in version 2.1, which history bound)."""
 
     protocol: str
     name: str
     version: str
     capabilities: frozenset[Capability]
     limits: Limits = Limits()
+    #: Version 2.1: the one policy of the server's bounded history (with ``bounded``).
+    history_bound: HistoryBound | None = None
 
 
 def hello_result(hello: Hello) -> dict[str, object]:
-    """A hello as its reply's ``result`` (version 1 has no ``limits``)."""
+    """A hello as its reply's ``result`` (version 1 has no ``limits``, before 2.1 no ``history_bound``)."""
     result: dict[str, object] = {
         "protocol": hello.protocol,
         "name": hello.name,
@@ -450,6 +484,11 @@ def hello_result(hello: Hello) -> dict[str, object]:
     }
     if hello.protocol != PROTOCOL_VERSION:
         result["limits"] = hello.limits.to_wire()
+    if hello.protocol == PROTOCOL_VERSION_2_1:
+        bound = hello.history_bound
+        result["history_bound"] = (
+            None if bound is None else {"policy": bound.policy, "description": bound.description}
+        )
     return result
 
 
@@ -508,6 +547,10 @@ def _decode_hello(result: object, where: str, asked: str = PROTOCOL_VERSION) -> 
     if not isinstance(result, dict):
         raise ProtocolError(f"{where}: the hello result must be an object, got {_describe(result)}")
     protocol = check_value(result.get("protocol"), "string", f"{where}: 'protocol'")
+    if asked == PROTOCOL_VERSION_2_1 and protocol == PROTOCOL_VERSION_2:
+        # A version 2 server that answers every hello in version 2 (it never looked
+        # at the version asked) is a version 2 server: 2.1 only adds to 2.
+        asked = PROTOCOL_VERSION_2
     if protocol != asked:
         raise ProtocolError(
             f"the server speaks {protocol!r}, this client speaks {asked!r}; upgrade whichever side is older"
@@ -547,7 +590,36 @@ def _decode_hello(result: object, where: str, asked: str = PROTOCOL_VERSION) -> 
         raise ProtocolError(
             "the server declares neither 'core' (read, splice, rollback) nor 'diffs' (snapshot, apply_diff)"
         )
-    return Hello(asked, name, version, frozenset(capabilities), _decode_limits(result.get("limits"), where))
+    limits = _decode_limits(result.get("limits"), where)
+    bound = _decode_history_bound(result.get("history_bound"), where) if asked == PROTOCOL_VERSION_2_1 else None
+    if bound is not None and Capability.BOUNDED not in capabilities:
+        raise ProtocolError(f"{where}: 'history_bound' needs capability 'bounded' (the server does not declare it)")
+    return Hello(asked, name, version, frozenset(capabilities), limits, bound)
+
+
+def _decode_history_bound(bound: object, where: str) -> HistoryBound | None:
+    """Version 2.1's ``history_bound``: absent or null (both policies honoured, as
+    ``bounded`` promises), or ``{"policy": ..., "description": ...}``."""
+    if bound is None:
+        return None
+    if not isinstance(bound, dict):
+        raise ProtocolError(f"{where}: 'history_bound' must be null or an object, got {_describe(bound)}")
+    unknown = sorted(set(bound) - {"policy", "description"})
+    if unknown:
+        raise ProtocolError(f"{where}: 'history_bound' has unknown field {unknown[0]!r} (policy, description)")
+    policy = bound.get("policy")
+    if policy not in POLICIES:
+        raise ProtocolError(
+            f"{where}: history_bound 'policy' must be one of {', '.join(POLICIES)}, got {_describe(policy)}"
+        )
+    description = check_value(bound.get("description", ""), "string", f"{where}: history_bound 'description'")
+    assert isinstance(description, str)
+    if len(description) > HELLO_TEXT_LIMIT or not description.isprintable():
+        raise ProtocolError(
+            f"{where}: history_bound 'description' must be printable text of at most {HELLO_TEXT_LIMIT} "
+            f"characters, got {len(description)} characters starting '{visible(description[:40])}'"
+        )
+    return HistoryBound(next(known for known in POLICIES if known == policy), description)
 
 
 def _decode_limits(limits: object, where: str) -> Limits:

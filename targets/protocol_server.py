@@ -67,6 +67,7 @@ from rollcert.model.errors import UnreachableRollbackError
 from rollcert.model.errors import error_kind
 from rollcert.model.reference import POLICIES
 from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import HistoryBound
 from rollcert.targets.protocol import PROTOCOL_ERROR_KIND
 from rollcert.targets.protocol import PROTOCOL_VERSION
 from rollcert.targets.protocol import PROTOCOL_VERSIONS
@@ -203,6 +204,8 @@ class JournaledBufferServer:
     protocols: tuple[str, ...] = PROTOCOL_VERSIONS
     #: What version 2's hello declares.
     limits = Limits()
+    #: What version 2.1's hello declares: the one policy of a bounded history, if it has one.
+    history_bound: HistoryBound | None = None
     #: The journal class of durable buffers (a broken fake server swaps it).
     journal_class: type[FileJournal] = FileJournal
 
@@ -249,8 +252,11 @@ class JournaledBufferServer:
         return self.reply(request)
 
     def reply(self, request: Request) -> bytes:
+        handler = getattr(self, f"do_{request.op}", None)
+        if handler is None:  # e.g. version 2.1's write, which only a diffs-only server is sent
+            return error_line(request.id, PROTOCOL_ERROR_KIND, f"this server does not implement {request.op!r}")
         try:
-            result = getattr(self, f"do_{request.op}")(**request.arguments)
+            result = handler(**request.arguments)
         except ProtocolError as error:
             return error_line(request.id, PROTOCOL_ERROR_KIND, str(error))
         except Exception as error:  # the implementation's refusal, reported by kind
@@ -270,7 +276,7 @@ class JournaledBufferServer:
         if protocol not in self.protocols:
             raise ProtocolError(f"this server speaks {' and '.join(map(repr, self.protocols))}, not {protocol!r}")
         self.protocol = protocol
-        return Hello(protocol, self.name, self.version, self.capabilities(protocol), self.limits)
+        return Hello(protocol, self.name, self.version, self.capabilities(protocol), self.limits, self.history_bound)
 
     # -- buffers ---------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from rollcert.targets.adapters.subprocess_client import SubprocessServer
 from rollcert.targets.adapters.subprocess_client import exception_for_kind
 from rollcert.targets.adapters.subprocess_client import subprocess_target
 from rollcert.targets.protocol import PROTOCOL_VERSION
-from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import PROTOCOL_VERSION_2_1
 from rollcert.targets.protocol import WIRE_CAPABILITIES
 from rollcert.targets.protocol import WIRE_CAPABILITIES_V2
 from rollcert.targets.protocol import ErrorReply
@@ -77,7 +77,7 @@ def test_reference_server_declares_what_the_wire_carries() -> None:
     assert target.capabilities == WIRE_CAPABILITIES_V2  # with the state directory the client gives it: durability
     assert target.name == f"subprocess:{shlex.join(REFERENCE)}"  # the TARGET text, so replay lines work
     assert target.notes["server"] == "rollcert-journaled-buffer"
-    assert target.notes["protocol"] == PROTOCOL_VERSION_2 and "SIGKILL" in target.notes["crashes"]
+    assert target.notes["protocol"] == PROTOCOL_VERSION_2_1 and "SIGKILL" in target.notes["crashes"]
 
 
 def test_a_version_1_server_declares_what_version_1_carries() -> None:
@@ -173,7 +173,7 @@ def test_a_misbehaving_server_is_an_error_never_a_violation(script: str, reason:
 
 
 def test_a_bad_handshake_is_refused_with_a_typed_error() -> None:
-    with pytest.raises(HandshakeError, match=r"rollcert-protocol/99.*speaks 'rollcert-protocol/2'"):
+    with pytest.raises(HandshakeError, match=r"rollcert-protocol/99.*speaks 'rollcert-protocol/2\.1'"):
         ServerConnection(fake("wrong_version"), TIMEOUT)
 
 

@@ -30,6 +30,7 @@ from rollcert.targets.adapters.subprocess_client import SubprocessServer
 from rollcert.targets.protocol import OPERATIONS_BY_VERSION
 from rollcert.targets.protocol import PROTOCOL_VERSION
 from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import PROTOCOL_VERSION_2_1
 from rollcert.targets.protocol import ProtocolError
 from rollcert.targets.protocol import Request
 from rollcert.targets.protocol import decode_reply
@@ -61,7 +62,7 @@ def test_the_shipped_schemas_are_what_the_operation_tables_build() -> None:
         for op in operations
         for kind in protocol_schemas.KINDS
     }
-    assert expected == set(built) and len(built) == 2 * (13 + 21)
+    assert expected == set(built) and len(built) == 2 * (13 + 21 + 22)  # v1, v2, v2.1 (v2 and write)
 
 
 # -- real sessions ---------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def test_every_line_of_a_real_session_validates(
         errors = [error.message for error in validator(protocol, op, "reply").iter_errors(reply)]
         assert not errors, (reply, errors)
     if target == REFERENCE:
-        used = {op for protocol, op in ops if protocol == PROTOCOL_VERSION_2}
+        used = {op for protocol, op in ops if protocol == PROTOCOL_VERSION_2_1}
         assert {"new", "splice", "snapshot", "apply_diff", "rollback_diff", "reopen", "checkpoint"} <= used
     else:  # the fallback: a refused v2 hello, then everything in v1
         assert (PROTOCOL_VERSION_2, "hello") in ops and (PROTOCOL_VERSION, "splice") in ops

@@ -31,6 +31,7 @@ from rollcert.targets.adapters.subprocess_client import SubprocessServer
 from rollcert.targets.adapters.subprocess_client import subprocess_target
 from rollcert.targets.protocol import PROTOCOL_VERSION
 from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import PROTOCOL_VERSION_2_1
 from rollcert.targets.protocol import WIRE_CAPABILITIES
 from rollcert.targets.protocol import WIRE_CAPABILITIES_V2
 from rollcert.targets.protocol_server import _durability
@@ -60,8 +61,8 @@ def remote(server: SubprocessServer, config: BufferConfig) -> RemoteBuffer:
 # -- the handshake -------------------------------------------------------------------------
 
 
-def test_the_reference_server_speaks_version_2(reference: SubprocessServer) -> None:
-    assert reference.hello.protocol == PROTOCOL_VERSION_2 == reference.connection.protocol
+def test_the_reference_server_speaks_version_2_1(reference: SubprocessServer) -> None:
+    assert reference.hello.protocol == PROTOCOL_VERSION_2_1 == reference.connection.protocol
     assert reference.hello.capabilities == WIRE_CAPABILITIES_V2
 
 

@@ -55,8 +55,10 @@ from dataclasses import dataclass
 from typing import Final
 from typing import NoReturn
 
+from rollcert.model.contract import check_splice_arguments
 from rollcert.model.errors import ERROR_KINDS
 from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.reference import splice_bytes
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import CapabilityMissing
@@ -72,7 +74,6 @@ from rollcert.targets.protocol import MAX_LINE_BYTES
 from rollcert.targets.protocol import OPERATIONS_BY_VERSION
 from rollcert.targets.protocol import PROTOCOL_ERROR_KIND
 from rollcert.targets.protocol import PROTOCOL_VERSION
-from rollcert.targets.protocol import PROTOCOL_VERSION_2
 from rollcert.targets.protocol import PROTOCOL_VERSIONS
 from rollcert.targets.protocol import STATE_DIR_VARIABLE
 from rollcert.targets.protocol import WIRE_CAPABILITIES_V2
@@ -82,10 +83,18 @@ from rollcert.targets.protocol import ProtocolError
 from rollcert.targets.protocol import Request
 from rollcert.targets.protocol import decode_line
 from rollcert.targets.protocol import decode_reply
+from rollcert.targets.protocol import plain_write_op
 
 DEFAULT_TIMEOUT_SECONDS: Final = 10.0
 #: Overrides the per-request timeout for targets built from the command line.
 TIMEOUT_ENVIRONMENT_VARIABLE: Final = "ROLLCERT_PROTOCOL_TIMEOUT"
+#: How long a server gets to answer its hello: the start of an interpreter and
+#: the tool's imports (a 6 s import is ordinary, and slower while parallel
+#: workers start their servers together on a loaded machine). It is not the
+#: request timeout, which bounds one operation of a running server.
+DEFAULT_HELLO_TIMEOUT_SECONDS: Final = 120.0
+#: Overrides the hello timeout.
+HELLO_TIMEOUT_ENVIRONMENT_VARIABLE: Final = "ROLLCERT_PROTOCOL_HELLO_TIMEOUT"
 #: Overrides the longest reply line accepted (default ``protocol.MAX_LINE_BYTES``, 16 MiB).
 MAX_LINE_ENVIRONMENT_VARIABLE: Final = "ROLLCERT_PROTOCOL_MAX_LINE_BYTES"
 #: How long a server gets to exit after its input is closed before it is killed.
@@ -183,6 +192,20 @@ def default_timeout() -> float:
     return check_timeout(seconds, source)
 
 
+def default_hello_timeout() -> float:
+    """How long a server gets to answer its hello: ``$ROLLCERT_PROTOCOL_HELLO_TIMEOUT``
+    seconds, else 120 (refused as :func:`default_timeout` refuses)."""
+    text = os.environ.get(HELLO_TIMEOUT_ENVIRONMENT_VARIABLE)
+    if text is None:
+        return DEFAULT_HELLO_TIMEOUT_SECONDS
+    source = f"${HELLO_TIMEOUT_ENVIRONMENT_VARIABLE}"
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise ValueError(f"{source} must be a finite positive number of seconds, got {text!r}") from None
+    return check_timeout(seconds, source)
+
+
 def default_max_line_bytes() -> int:
     """The longest reply line accepted: ``$ROLLCERT_PROTOCOL_MAX_LINE_BYTES``, else 16 MiB."""
     text = os.environ.get(MAX_LINE_ENVIRONMENT_VARIABLE)
@@ -250,8 +273,10 @@ class ServerConnection:
       refused once it passes ``max_line_bytes`` without a newline; nothing is
       read while no reply is awaited, so endless output fills the pipe, not rollcert;
     - stderr is drained by a thread into a :class:`StderrTail`;
-    - each request (sending it and receiving its reply) has ``timeout`` seconds;
-      a reply slower than ``PROGRESS_AFTER_SECONDS`` is reported through ``progress``;
+    - each request (sending it and receiving its reply) has ``timeout`` seconds,
+      but a ``hello`` has ``hello_timeout`` (the server's start and imports are
+      not an operation); a reply slower than ``PROGRESS_AFTER_SECONDS`` is
+      reported through ``progress``;
     - the reply line is parsed with bounds on digits and nesting (``protocol.decode_line``);
     - the server runs in its own process group (a new session), and the whole
       group is killed when the connection is closed, broken, dropped or when
@@ -268,9 +293,13 @@ class ServerConnection:
         environment: Mapping[str, str] | None = None,
         protocols: Sequence[str] = PROTOCOL_VERSIONS,
         greet: bool = True,
+        hello_timeout: float | None = None,
     ) -> None:
         self.argv = list(argv)
         self.timeout = check_timeout(timeout)
+        self.hello_timeout = check_timeout(DEFAULT_HELLO_TIMEOUT_SECONDS if hello_timeout is None else hello_timeout)
+        #: The timeout of the request in flight (the hello's or the request timeout).
+        self._seconds = self.timeout
         self.max_line_bytes = check_max_line_bytes(max_line_bytes)
         self.broken: str | None = None
         #: The version the handshake settled on (requests are encoded by its table).
@@ -380,7 +409,9 @@ class ServerConnection:
             if kill_after is not None and kill_after <= 0:
                 self.kill(f"killed by the crash nemesis before {what} was sent")
                 raise ServerKilled(self.broken)
-            deadline = time.monotonic() + self.timeout
+            seconds = self.hello_timeout if op == "hello" else self.timeout
+            self._seconds = seconds  # for the messages of _send and _receive_line
+            deadline = time.monotonic() + seconds
             self._send(line, what, deadline)
             if kill_after is not None and not self._reply_arrives(min(deadline, time.monotonic() + kill_after)):
                 self.kill(f"killed by the crash nemesis {kill_after * 1000:g} ms into {what}")
@@ -392,11 +423,12 @@ class ServerConnection:
                 self._fail(f"protocol violation: {error}", grace=0.0)
 
     def _send(self, data: bytes, what: str, deadline: float) -> None:
+        seconds = self._seconds
         view = memoryview(data)
         while view:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self._fail(f"could not send {what} within the {self.timeout:g} s timeout (it does not read its input)",
+                self._fail(f"could not send {what} within the {seconds:g} s timeout (it does not read its input)",
                            grace=0.0)
             try:
                 _, writable, _ = select.select([], [self._stdin_fd], [], remaining)
@@ -427,6 +459,7 @@ class ServerConnection:
 
     def _receive_line(self, what: str, deadline: float) -> bytes:
         """The next line of stdout, read in bounded chunks, within ``deadline``."""
+        seconds = self._seconds
         started = time.monotonic()
         next_progress = started + PROGRESS_AFTER_SECONDS
         scanned = 0  # bytes of _pending already known to hold no newline
@@ -446,11 +479,11 @@ class ServerConnection:
                 )
             now = time.monotonic()
             if now >= deadline:
-                self._fail(f"no reply to {what} within the {self.timeout:g} s timeout (hung?)", grace=0.0)
+                self._fail(f"no reply to {what} within the {seconds:g} s {_timeout_name(what)} (hung?)", grace=0.0)
             if now >= next_progress:
                 self._progress(
                     f"rollcert: still waiting for the server's reply to {what} after {now - started:.0f} s "
-                    f"(timeout {self.timeout:g} s, ${TIMEOUT_ENVIRONMENT_VARIABLE}): {shlex.join(self.argv)}"
+                    f"({_timeout_name(what)} {seconds:g} s): {shlex.join(self.argv)}"
                 )
                 next_progress = now + PROGRESS_EVERY_SECONDS
             try:
@@ -497,6 +530,13 @@ class ServerConnection:
             self.broken = "the connection was closed"
         self._pending.clear()
         self._finalizer()
+
+
+def _timeout_name(what: str) -> str:
+    """Which timeout bounds a request, named with the variable that sets it."""
+    if what.endswith("(hello)"):
+        return f"hello timeout (${HELLO_TIMEOUT_ENVIRONMENT_VARIABLE})"
+    return f"timeout (${TIMEOUT_ENVIRONMENT_VARIABLE})"
 
 
 def _has_exited(process: subprocess.Popen[bytes]) -> bool:
@@ -579,6 +619,10 @@ class RemoteBuffer(UnsupportedOperations):
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
         arguments = _edit_arguments(offset, delete_length, insert)
+        hello = self.connection.hello
+        if plain_write_op(hello.protocol, hello.capabilities) == "write":
+            self._write(**arguments)
+            return
         try:
             self._call("splice", **arguments)
         except (ValueError, TypeError):  # refused before it wrote: an armed fault stays armed
@@ -587,6 +631,16 @@ class RemoteBuffer(UnsupportedOperations):
             self._fault_maybe_armed = False
             raise
         self._fault_maybe_armed = False
+
+    def _write(self, offset: int, delete_length: int, insert: bytes) -> None:
+        """A plain edit of a diffs-only version 2.1 server: the whole new text,
+        made here from a read. The arguments are checked here, against the text
+        read, by the model's own contract: the edit is the harness's (an agent's
+        own write, another writer's), not the tool's, so its refusal must not
+        depend on the server."""
+        current = self.read()
+        offset, delete_length, insert = check_splice_arguments(len(current), offset, delete_length, insert)
+        self._call("write", content=splice_bytes(current, offset, delete_length, insert))
 
     def rollback(self, steps: int) -> None:
         self._call("rollback", steps=_integer("steps", steps))
@@ -851,11 +905,19 @@ class SubprocessServer:
     buffers, restarted after a break, and (version 2, capability durability)
     a second one for the durable buffers, which the crash nemesis kills."""
 
-    def __init__(self, argv: Sequence[str], timeout: float, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        timeout: float,
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        hello_timeout: float = DEFAULT_HELLO_TIMEOUT_SECONDS,
+    ) -> None:
         if not argv:
             raise ValueError("the server command is empty")
         self.argv = list(argv)
         self.timeout = check_timeout(timeout)
+        self.hello_timeout = check_timeout(hello_timeout)
         self.max_line_bytes = check_max_line_bytes(max_line_bytes)
         #: The state directories this client owns (one per process), removed with it.
         self.state_root = tempfile.mkdtemp(prefix="rollcert-state-")
@@ -877,6 +939,7 @@ class SubprocessServer:
             max_line_bytes=self.max_line_bytes,
             environment={STATE_DIR_VARIABLE: state_dir},
             greet=greet,
+            hello_timeout=self.hello_timeout,
         )
 
     def new_buffer(self, config: BufferConfig) -> SystemUnderTest:
@@ -895,7 +958,7 @@ class SubprocessServer:
                 )
         connection = self.connection
         arguments: dict[str, object] = {"initial": config.initial, "capacity": config.capacity, "policy": config.policy}
-        if connection.protocol == PROTOCOL_VERSION_2:
+        if connection.protocol != PROTOCOL_VERSION:  # version 2 and 2.1
             arguments.update(durable=False, durability=config.durability)
         reply = connection.request("new", **arguments)
         if isinstance(reply, ErrorReply):
@@ -911,14 +974,19 @@ class SubprocessServer:
 
 
 def subprocess_target(
-    command: str | Sequence[str], *, timeout: float | None = None, max_line_bytes: int | None = None
+    command: str | Sequence[str],
+    *,
+    timeout: float | None = None,
+    max_line_bytes: int | None = None,
+    hello_timeout: float | None = None,
 ) -> Target:
     """A Target served by ``command`` (a shell-style string or an argv list).
 
-    ``timeout`` (seconds per request) and ``max_line_bytes`` (longest reply
-    line) default to ``$ROLLCERT_PROTOCOL_TIMEOUT`` and
-    ``$ROLLCERT_PROTOCOL_MAX_LINE_BYTES``, else 10 s and 16 MiB; a bad value
-    raises ValueError.
+    ``timeout`` (seconds per request), ``hello_timeout`` (seconds for the
+    handshake: the server's start and imports) and ``max_line_bytes`` (longest
+    reply line) default to ``$ROLLCERT_PROTOCOL_TIMEOUT``,
+    ``$ROLLCERT_PROTOCOL_HELLO_TIMEOUT`` and ``$ROLLCERT_PROTOCOL_MAX_LINE_BYTES``,
+    else 10 s, 120 s and 16 MiB; a bad value raises ValueError.
 
     The server is started and greeted now, because its hello says what the
     Target is: its capabilities and (version 2) its alphabet. If that fails,
@@ -930,10 +998,11 @@ def subprocess_target(
     """
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     seconds = check_timeout(default_timeout() if timeout is None else timeout)
+    hello_seconds = check_timeout(default_hello_timeout() if hello_timeout is None else hello_timeout)
     line_limit = check_max_line_bytes(default_max_line_bytes() if max_line_bytes is None else max_line_bytes)
     label = f"subprocess:{shlex.join(argv)}"
     try:
-        server = SubprocessServer(argv, seconds, max_line_bytes=line_limit)
+        server = SubprocessServer(argv, seconds, max_line_bytes=line_limit, hello_timeout=hello_seconds)
     except ServerNotStarted:  # a mistyped command is a usage error, not a verdict
         raise
     except HandshakeError as error:
@@ -955,7 +1024,7 @@ def subprocess_target(
         "server": hello.name,
         "command": shlex.join(argv),
         "protocol": hello.protocol,
-        "timeout": f"{seconds:g} s",
+        "timeout": f"{seconds:g} s per request, {hello_seconds:g} s for the hello",
         "max_line_bytes": str(line_limit),
     }
     if hello.protocol != PROTOCOL_VERSION:
@@ -966,6 +1035,16 @@ def subprocess_target(
             f"max insert {limits.max_insert_bytes or 'unbounded'} bytes "
             "(the alphabet is the generated text's; an operation over a maximum is not asked, since "
             "the server may refuse it, and an initial buffer over the buffer maximum is cut to it)"
+        )
+    if hello.history_bound is not None:
+        notes["history bound"] = (
+            f"{hello.history_bound.policy} only ({hello.history_bound.description or 'declared at the hello'}): "
+            "bounded buffers are asked with this policy, and R6 only for the situations it can reach"
+        )
+    if plain_write_op(hello.protocol, hello.capabilities) == "write":
+        notes["plain edits"] = (
+            "sent as 'write' (the whole new text, made from a read): a diffs-only server of "
+            f"{hello.protocol} implements no 'splice'"
         )
     if Capability.DURABILITY in hello.capabilities:
         notes["crashes"] = (
@@ -983,6 +1062,7 @@ def subprocess_target(
         description=f"{hello.name} {hello.version}, served over {hello.protocol}",
         notes=notes,
         alphabet=hello.limits.alphabet,
+        history_bound=hello.history_bound,
         limits=(
             None
             if hello.limits.max_buffer_bytes is None and hello.limits.max_insert_bytes is None
@@ -992,7 +1072,9 @@ def subprocess_target(
 
 
 __all__ = [
+    "DEFAULT_HELLO_TIMEOUT_SECONDS",
     "DEFAULT_TIMEOUT_SECONDS",
+    "HELLO_TIMEOUT_ENVIRONMENT_VARIABLE",
     "KILL_DELAY_UNIT_SECONDS",
     "MAX_LINE_ENVIRONMENT_VARIABLE",
     "TIMEOUT_ENVIRONMENT_VARIABLE",
@@ -1009,6 +1091,7 @@ __all__ = [
     "SubprocessServer",
     "check_max_line_bytes",
     "check_timeout",
+    "default_hello_timeout",
     "default_max_line_bytes",
     "default_timeout",
     "subprocess_target",

@@ -1,7 +1,7 @@
 """JSON Schemas (draft 2020-12) of every ``rollcert-protocol`` message, shipped as package data.
 
 One file per message and version: ``v1.<op>.request.json``, ``v1.<op>.reply.json``,
-``v2.<op>.request.json``, ``v2.<op>.reply.json``. An author of a server in
+``v2.<op>.request.json``, ``v2.<op>.reply.json``, and the same with ``v2.1``. An author of a server in
 another language validates the lines their server reads and writes against
 them; rollcert's tests validate its own client's requests and the reference
 server's replies, and check that the schemas and the Python validator of
@@ -24,15 +24,17 @@ from pathlib import Path
 from typing import Any
 from typing import Final
 
+from rollcert.model.reference import POLICIES
 from rollcert.targets.protocol import CAPABILITIES_BY_VERSION
 from rollcert.targets.protocol import DURABILITY_MODES
 from rollcert.targets.protocol import OPERATIONS_BY_VERSION
 from rollcert.targets.protocol import PROTOCOL_VERSION
 from rollcert.targets.protocol import PROTOCOL_VERSION_2
+from rollcert.targets.protocol import PROTOCOL_VERSION_2_1
 
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 #: The short tag of each version in the file names.
-VERSION_TAGS: Final = {PROTOCOL_VERSION: "v1", PROTOCOL_VERSION_2: "v2"}
+VERSION_TAGS: Final = {PROTOCOL_VERSION: "v1", PROTOCOL_VERSION_2: "v2", PROTOCOL_VERSION_2_1: "v2.1"}
 #: The two messages of every operation.
 KINDS: Final = ("request", "reply")
 
@@ -125,6 +127,25 @@ def _hello_result(protocol: str) -> dict[str, Any]:
             },
         }
         required.append("limits")
+    if protocol == PROTOCOL_VERSION_2_1:
+        properties["history_bound"] = {
+            "description": (
+                "optional: null (or absent) when a bounded history honours both policies; else the one "
+                "policy of the server's bounded history (needs capability bounded)"
+            ),
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["policy"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "policy": {"enum": list(POLICIES)},
+                        "description": {"type": "string"},
+                    },
+                },
+            ],
+        }
     return {"type": "object", "required": required, "properties": properties}
 
 

@@ -1,4 +1,4 @@
-"""A ``rollcert-protocol/2`` server loop for edit tools, in the standard library alone.
+"""A ``rollcert-protocol/2.1`` (and ``/2``) server loop for edit tools, in the standard library alone.
 
 Why a second server loop beside :mod:`rollcert.targets.protocol_server`:
 a tool server runs under the *tool's* interpreter (a virtual environment that
@@ -37,7 +37,10 @@ from pathlib import Path
 from typing import IO
 from typing import Any
 
-PROTOCOL_VERSION = "rollcert-protocol/2"
+PROTOCOL_VERSION = "rollcert-protocol/2.1"
+#: The versions this loop answers, newest first: 2.1 sends a diffs-only server
+#: ``write`` for the plain edits; a client of version 2 sends ``splice``.
+PROTOCOL_VERSIONS = (PROTOCOL_VERSION, "rollcert-protocol/2")
 #: Longest request line read; far above anything the suite generates.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 ANCHOR_MODES = ("positional", "content")
@@ -71,7 +74,11 @@ class ToolBuffer:
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
         """The agent's own plain write between a snapshot and an apply (already validated)."""
         current = self.read()
-        self.content = current[:offset] + insert + current[offset + delete_length :]
+        self.write(current[:offset] + insert + current[offset + delete_length :])
+
+    def write(self, content: bytes) -> None:
+        """A plain write of the whole text (version 2.1's ``write``): an agent's own, another writer's."""
+        self.content = content
 
     def snapshot(self) -> bytes:
         """B0: the text the agent read and authors its diff against."""
@@ -96,9 +103,8 @@ class FileBuffer(ToolBuffer):
     def read(self) -> bytes:
         return self.file.read_bytes()
 
-    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        current = self.read()
-        self.file.write_bytes(current[:offset] + insert + current[offset + delete_length :])
+    def write(self, content: bytes) -> None:
+        self.file.write_bytes(content)
 
 
 def apply_hunks(base: bytes, hunks: Iterable[tuple[int, int, bytes]]) -> bytes:
@@ -266,15 +272,18 @@ class ToolServer:
 
     def do_hello(self, message: dict[str, Any]) -> dict[str, Any]:
         protocol = _text(_field(message, "protocol"), "protocol")
-        if protocol != PROTOCOL_VERSION:
-            raise BadRequest(f"this server speaks {PROTOCOL_VERSION!r}, not {protocol!r}")
-        return {
-            "protocol": PROTOCOL_VERSION,
+        if protocol not in PROTOCOL_VERSIONS:
+            raise BadRequest(f"this server speaks {' and '.join(map(repr, PROTOCOL_VERSIONS))}, not {protocol!r}")
+        hello = {
+            "protocol": protocol,
             "name": self.name,
             "version": self.version,
             "capabilities": ["diffs"],
             "limits": self.limits,
         }
+        if protocol == PROTOCOL_VERSION:
+            hello["history_bound"] = None  # no undo log, so no bound
+        return hello
 
     def do_new(self, message: dict[str, Any]) -> str:
         initial = _bytes(_field(message, "initial"), "initial")
@@ -301,6 +310,10 @@ class ToolServer:
         insert = _bytes(_field(message, "insert"), "insert")
         check_splice(len(buffer.read()), offset, delete_length)
         buffer.splice(offset, delete_length, insert)
+
+    def do_write(self, message: dict[str, Any]) -> None:
+        buffer = self._buffer(_text(_field(message, "buffer"), "buffer"))
+        buffer.write(_bytes(_field(message, "content"), "content"))
 
     def do_snapshot(self, message: dict[str, Any]) -> str:
         buffer_id = _text(_field(message, "buffer"), "buffer")
