@@ -45,6 +45,7 @@ from typing import Any
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.targets.adapter import UsageError
+from rollcert.targets.adapter import visible
 from rollcert.targets.plugins import COMMANDS
 from rollcert.targets.plugins import Command
 from rollcert.targets.plugins import load_plugins
@@ -269,7 +270,7 @@ def add_in_process_option(parser: argparse.ArgumentParser) -> None:
 
 def worker_ended(ended: WorkerEnded) -> int:
     """A supervised worker that ended without its result: one line, and never success."""
-    print(f"rollcert: {ended.reason}", file=sys.stderr)
+    print(f"rollcert: {visible(ended.reason)}", file=sys.stderr)
     return ERROR
 
 
@@ -490,7 +491,6 @@ def _replay(args: argparse.Namespace) -> int:
         if args.property is None:
             raise UsageError("--certificate needs --property ID: which property's counterexample to replay")
         from rollcert.reports.stored_certificate import read_certificate_file
-        from rollcert.targets.adapter import visible
 
         stored = read_certificate_file(args.certificate)  # checked whole: a malformed file is one line, exit 3
         wanted = args.property.upper()
@@ -703,8 +703,8 @@ def main(argv: list[str] | None = None) -> int:
         command = {c.name: c for c in (*BUILT_IN, *COMMANDS.values())}[args.command]
         _check_environment()
         return command.run(args)
-    except UsageError as error:
-        print(f"rollcert: {error}", file=sys.stderr)
+    except UsageError as error:  # it may quote a target or a file: one line, escaped
+        print(f"rollcert: {visible(str(error))}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:  # any worker is stopped by now (parallel.py); say so in one line
         print("rollcert: interrupted", file=sys.stderr)

@@ -464,6 +464,11 @@ def _supervising_context() -> BaseContext:
 
 
 def _say_here(text: str) -> None:
+    """Print a worker's line: each line with the terminal's escaping (it may quote
+    the target: a name, an error kind, a message), the line breaks kept."""
+    from rollcert.targets.adapter import visible
+
+    text = "\n".join(visible(line) for line in str(text).split("\n"))
     print(text, flush=True)  # flushed: the worker's own writes to the same stdout come after it
 
 

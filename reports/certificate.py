@@ -1,6 +1,9 @@
 """Certificates: the verdicts of a run, for people (text, Markdown) and machines
 (versioned JSON, JUnit XML), and counterexamples a person can follow.
 
+Every string a target or a file controls goes through its format's rule of
+:mod:`rollcert.reports.escape` where a renderer puts it.
+
 A counterexample is printed as numbered steps, each with the buffer before, the
 bytes the model expected and the bytes the implementation produced, the
 differing span marked ``⟦…⟧``, a plain-words explanation, and a one-line
@@ -13,12 +16,19 @@ import base64
 import datetime
 import json
 import shlex
+from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree
 
 from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import PROPERTIES
+from rollcert.reports.escape import markdown_code
+from rollcert.reports.escape import markdown_fence
+from rollcert.reports.escape import markdown_text
+from rollcert.reports.escape import terminal
+from rollcert.reports.escape import terminal_lines
+from rollcert.reports.escape import xml_text
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import Counterexample
 from rollcert.stateful_tests.certify import PropertyResult
@@ -115,21 +125,21 @@ def format_steps(steps: Sequence[StepRecord]) -> list[str]:
     for record in steps:
         lines.append(f"  {record.index}. {record.operation.describe()}")
         if record.context:  # an apply_diff: B0, the live base B, the diff, the rule
-            lines += [f"       {label:<9} {text}" for label, text in record.context]
+            lines += [f"       {terminal(label):<9} {terminal(text)}" for label, text in record.context]
         else:
             lines.append(f"       before    {show_bytes(record.before)}")
         expected, actual = record.expected, record.actual
         if record.ok:
-            result = f"raised {actual.error}" if actual.error else "ok"
+            result = f"raised {terminal(actual.error)}" if actual.error else "ok"
             lines.append(f"       after     {show_bytes(actual.buffer)}   ({result}, as the model says)")
             continue
         span = first_difference(expected.buffer, actual.buffer)
         marks_e = (span[0], span[1]) if span else None
         marks_a = (span[0], span[2]) if span else None
-        lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   ({expected.status()})")
-        lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   ({actual.status()})")
+        lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   ({terminal(expected.status())})")
+        lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   ({terminal(actual.status())})")
         if record.sut_message:
-            lines.append(f"       the implementation said: {record.sut_message}")
+            lines.append(f"       the implementation said: {terminal(record.sut_message)}")
     return lines
 
 
@@ -155,10 +165,10 @@ def format_counterexample(counterexample: Counterexample, properties: Sequence[s
     lines = [
         f"Counterexample for {_names(properties or [counterexample.property_id])} "
         f"({steps_phrase(len(counterexample.steps))}) on "
-        f"{counterexample.target}, starting from {show_bytes(counterexample.initial)}{capacity}:",
+        f"{terminal(counterexample.target)}, starting from {show_bytes(counterexample.initial)}{capacity}:",
         *format_steps(counterexample.steps),
-        f"  Why: {counterexample.explanation}",
-        f"  Replay: {replay_command(counterexample)}",
+        f"  Why: {terminal_lines(counterexample.explanation)}",
+        f"  Replay: {terminal(replay_command(counterexample))}",
     ]
     return "\n".join(lines)
 
@@ -281,7 +291,7 @@ def _detail(result: PropertyResult) -> str:
     if result.verdict == "violated" and result.counterexample is not None:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
         return f"counterexample of {steps_phrase(len(result.counterexample.steps))} (below{origin})"
-    return result.reason
+    return terminal_lines(result.reason)
 
 
 def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Counterexample | None, str]]:
@@ -321,7 +331,7 @@ def _shared_counterexamples(certificate: CertificateData) -> list[tuple[list[str
 
 def render_text(certificate: CertificateData) -> str:
     lines = [
-        f"rollcert {SUITE_VERSION} — certificate for {certificate.target.name} "
+        f"rollcert {SUITE_VERSION} — certificate for {terminal(certificate.target.name)} "
         f"(profile {certificate.profile}, seed {certificate.seed})",
         *_set_aside_lines(certificate, ""),
         *corpus_line(certificate),
@@ -332,7 +342,7 @@ def render_text(certificate: CertificateData) -> str:
         title = f"{result.title}: " if result.title else ""
         lines.append(f"{pid:<10}{result.verdict:<14}{title}{_detail(result)}")
     if certificate.exhaustive is not None:
-        lines += ["", certificate.exhaustive.summary()]
+        lines += ["", terminal(certificate.exhaustive.summary())]
         if certificate.exhaustive.violation is not None:
             lines += format_steps(certificate.exhaustive.violation.steps)
     for properties, counterexample in _shared_counterexamples(certificate):
@@ -341,10 +351,11 @@ def render_text(certificate: CertificateData) -> str:
     return "\n".join(lines)
 
 
-def _set_aside_lines(certificate: CertificateData, bullet: str) -> list[str]:
+def _set_aside_lines(certificate: CertificateData, bullet: str, escape: Callable[[str], str] = terminal) -> list[str]:
     """A focused target's runs skip its known findings; its certificate must say so."""
     return [
-        f"{bullet}set aside (a known finding, not generated in this run): {finding.name} — {finding.description}"
+        f"{bullet}set aside (a known finding, not generated in this run): {escape(finding.name)} — "
+        f"{escape(finding.description)}"
         for finding in certificate.target.set_aside
     ]
 
@@ -352,30 +363,30 @@ def _set_aside_lines(certificate: CertificateData, bullet: str) -> list[str]:
 def render_markdown(certificate: CertificateData) -> str:
     target = certificate.target
     lines = [
-        f"# rollcert certificate: `{target.name}`",
+        f"# rollcert certificate: {markdown_code(target.name)}",
         "",
-        f"- target version: {target.version}",
-        f"- suite version: {SUITE_VERSION}; profile `{certificate.profile}`; seed {certificate.seed}",
+        f"- target version: {markdown_text(target.version)}",
+        f"- suite version: {SUITE_VERSION}; profile {markdown_code(certificate.profile)}; seed {certificate.seed}",
         f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
-        *_set_aside_lines(certificate, "- "),
-        *(f"- {line}" for line in corpus_line(certificate)),
+        *_set_aside_lines(certificate, "- ", markdown_text),
+        *(f"- {markdown_text(line)}" for line in corpus_line(certificate)),
         "",
         "| property | verdict | details |",
         "| --- | --- | --- |",
     ]
     for pid, result in certificate.results.items():
-        name = f"{pid} {result.title}".strip()
-        lines.append(f"| {name} | **{result.verdict}** | {_detail(result).replace('|', '/')} |")
+        name = markdown_text(f"{pid} {result.title}".strip())
+        lines.append(f"| {name} | **{markdown_text(result.verdict)}** | {markdown_text(_detail(result))} |")
     for properties, counterexample in _shared_counterexamples(certificate):
-        lines += ["", f"## {_names(properties)} counterexample", "", "```",
-                  format_counterexample(counterexample, properties), "```"]
+        lines += ["", f"## {markdown_text(_names(properties))} counterexample", "",
+                  markdown_fence(format_counterexample(counterexample, properties))]
     return "\n".join(lines) + "\n"
 
 
 def render_junit(certificate: CertificateData) -> str:
     suite = ElementTree.Element(
         "testsuite",
-        name=f"rollcert:{certificate.target.name}",
+        name=xml_text(f"rollcert:{certificate.target.name}"),
         tests=str(len(certificate.results)),
         failures=str(sum(r.verdict in ("violated", "unknown") for r in certificate.results.values())),
         errors=str(sum(r.verdict == "error" for r in certificate.results.values())),
@@ -383,16 +394,17 @@ def render_junit(certificate: CertificateData) -> str:
     )
     for pid, result in certificate.results.items():
         case = ElementTree.SubElement(
-            suite, "testcase", classname=f"rollcert.{certificate.target.name}", name=f"{pid} {result.title}".strip(),
+            suite, "testcase", classname=xml_text(f"rollcert.{certificate.target.name}"),
+            name=xml_text(f"{pid} {result.title}".strip()),
             time=str(result.seconds),
         )
         if result.verdict == "violated" and result.counterexample is not None:
-            failure = ElementTree.SubElement(case, "failure", type="violated", message=result.reason[:500])
-            failure.text = format_counterexample(result.counterexample)
+            failure = ElementTree.SubElement(case, "failure", type="violated", message=xml_text(result.reason[:500]))
+            failure.text = xml_text(format_counterexample(result.counterexample))
         elif result.verdict == "unknown":
-            ElementTree.SubElement(case, "failure", type="unknown", message=result.reason)
+            ElementTree.SubElement(case, "failure", type="unknown", message=xml_text(result.reason))
         elif result.verdict == "error":
-            ElementTree.SubElement(case, "error", type="error", message=result.reason)
+            ElementTree.SubElement(case, "error", type="error", message=xml_text(result.reason))
         elif result.verdict == "not_assessed":
-            ElementTree.SubElement(case, "skipped", message=result.reason)
+            ElementTree.SubElement(case, "skipped", message=xml_text(result.reason))
     return ElementTree.tostring(suite, encoding="unicode")

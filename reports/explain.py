@@ -43,6 +43,7 @@ from rollcert.model.properties import PROPERTIES
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
+from rollcert.reports.escape import terminal
 from rollcert.reports.stored_certificate import CertificateFileError
 from rollcert.reports.stored_certificate import StoredCertificate
 from rollcert.reports.stored_certificate import read_certificate_file
@@ -589,25 +590,27 @@ def render_step(walk: Walkthrough, drawn: DrawnStep) -> list[str]:
     total = len(walk.steps)
     failing = not record.ok
     lines = [f"Step {record.index} of {total}: {record.operation.describe()}" + ("   <- the failing step" if failing else "")]
-    lines += [f"  {line}" for line in drawn.context]
+    lines += [f"  {terminal(line)}" for line in drawn.context]
     lines.append(f"  before    {show_marked(record.before, drawn.before_marks)}")
     if not failing:
         lines.append(f"  after     {show_marked(drawn.after, drawn.after_marks)}")
-        lines.append(f"  model     {record.expected.status()} — the implementation agrees")
+        lines.append(f"  model     {terminal(record.expected.status())} — the implementation agrees")
     else:
         lines.append(f"  expected  {show_marked(record.expected.buffer, drawn.expected_marks or drawn.after_marks)}"
-                     f"   ({record.expected.status()})")
-        lines.append(f"  actual    {show_marked(record.actual.buffer, drawn.actual_marks)}   ({record.actual.status()})")
+                     f"   ({terminal(record.expected.status())})")
+        lines.append(
+            f"  actual    {show_marked(record.actual.buffer, drawn.actual_marks)}   ({terminal(record.actual.status())})"
+        )
         if record.sut_message:
-            lines.append(f"  the implementation said: {record.sut_message}")
+            lines.append(f"  the implementation said: {terminal(record.sut_message)}")
     journal = "  journal   " + ("(empty)" if not drawn.journal else "")
     lines.append(journal.rstrip() if drawn.journal else journal)
     lines += [f"    #{n} {entry.describe()}" for n, entry in enumerate(drawn.journal, 1)]
     if failing:
         lines.append(f"  Broken:   {walk.rule}")
-        lines.append(f"  Why:      {walk.why}")
+        lines.append(f"  Why:      {terminal(walk.why)}")
         if walk.look_here:
-            lines.append(f"  Look at:  {walk.look_here}")
+            lines.append(f"  Look at:  {terminal(walk.look_here)}")
     return lines
 
 
@@ -616,7 +619,7 @@ def render_header(walk: Walkthrough) -> list[str]:
     capacity = f", capacity {walk.config.capacity} ({walk.config.policy})" if walk.config.capacity is not None else ""
     durable = walk.config.journal_phrase()
     return [
-        f"{walk.property_id} {walk.title} on {walk.target}{found}: {len(walk.steps)} "
+        f"{walk.property_id} {walk.title} on {terminal(walk.target)}{found}: {len(walk.steps)} "
         f"step{'s' if len(walk.steps) != 1 else ''}, "
         f"starting from {shown_repr(walk.config.initial)}{capacity}{durable}.",
         LEGEND,
@@ -629,7 +632,7 @@ def render_text(walk: Walkthrough) -> str:
     lines = render_header(walk)
     for drawn in walk.steps:
         lines += ["", *render_step(walk, drawn)]
-    lines += ["", f"Replay: {walk.replay}"]
+    lines += ["", f"Replay: {terminal(walk.replay)}"]
     return "\n".join(lines)
 
 
@@ -648,7 +651,7 @@ def run_interactive(walk: Walkthrough, read_line: Callable[[str], str] = input) 
                     print("\n".join(render_step(walk, rest)))
                 break
     print()
-    print(f"Replay: {walk.replay}")
+    print(f"Replay: {terminal(walk.replay)}")
 
 
 def explain_main(source: str, wanted: str | None, show_all: bool, *, profile: str = "quick", seed: int = 0) -> int:

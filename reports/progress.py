@@ -35,6 +35,7 @@ from typing import TextIO
 
 from rollcert.stateful_tests.progress_events import INTERVAL
 from rollcert.stateful_tests.progress_events import Budget
+from rollcert.targets.adapter import visible
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,12 @@ class TerminalDisplay:
     def violation(self, property_id: str, text: str) -> None:
         with self._lock:
             if not self._rows[property_id].violation:
-                self._update(property_id, violation=text, force=True)
+                self._update(property_id, violation=visible(text), force=True)
 
     def finished(self, property_id: str, verdict: str, detail: str) -> None:
-        self._update(property_id, state="done", verdict=verdict, detail=detail, finished_at=self._clock(), force=True)
+        self._update(
+            property_id, state="done", verdict=verdict, detail=visible(detail), finished_at=self._clock(), force=True
+        )
 
     def tick(self) -> None:
         """Redraw if due: the elapsed times move even when no counter does."""

@@ -54,6 +54,7 @@ from rollcert.targets.adapter import UsageError
 from rollcert.targets.adapter import describe_exception
 from rollcert.targets.adapter import exact_bytes
 from rollcert.targets.adapter import observed_int
+from rollcert.targets.adapter import visible
 
 #: The step records and their explanation are defined with the family interface;
 #: they are named here too because every consumer of a judged step starts here.
@@ -291,7 +292,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 # sys.exit() inside an operation is what the implementation did, not the end of rollcert
                 if isinstance(error, KeyboardInterrupt) and interrupted_by_user():
                     raise
-                sut_error = error_kind(error)
+                sut_error = visible(error_kind(error))  # a class name or a wire kind: the target's words
                 sut_message = describe_exception(error)
             actual = self.observe_sut(sut_error)
         narrowed = [family.narrow(self, operation, state, prediction) for state, prediction in predictions]

@@ -166,7 +166,8 @@ def describe_exception(error: BaseException, limit: int = MESSAGE_LIMIT) -> str:
     """One bounded line naming an exception a target raised: its type and the
     start of its message (see :func:`exception_message`)."""
     text = exception_message(error, limit)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    kind = visible(str.__getitem__(type(error).__name__, slice(0, limit)))  # the class is the target's too
+    return f"{kind}: {text}" if text else kind
 
 
 @dataclass(frozen=True)

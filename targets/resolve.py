@@ -23,6 +23,7 @@ from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import TargetError
 from rollcert.targets.adapter import describe_exception
 from rollcert.targets.adapter import exception_message
+from rollcert.targets.adapter import visible
 from rollcert.targets.plugins import SCHEMES
 from rollcert.targets.plugins import load_plugins
 
@@ -82,10 +83,23 @@ def resolve_target(text: str) -> Target:
             raise TargetError(f"calling {text} to build the target raised {_name_of(error)}") from None
     if not isinstance(found, Target):
         raise TargetError(
-            f"{text} is a {type(found).__name__}, not a rollcert.targets.adapter.Target "
+            f"{text} is a {visible(type(found).__name__)}, not a rollcert.targets.adapter.Target "
             "(see README: 'Certify your own implementation')"
         )
-    return found
+    return _plainly_named(found)
+
+
+def _plainly_named(target: Target) -> Target:
+    """``target`` with its name, version and description as plain text, every
+    control and format character escaped: an in-process target's words reach the
+    terminal and every certificate (a name holding an escape sequence painted
+    "R0 passed" over a real exit status 1)."""
+    from dataclasses import replace
+
+    fields = {name: visible(getattr(target, name)) for name in ("name", "version", "description")}
+    if all(type(getattr(target, name)) is str and getattr(target, name) == fields[name] for name in fields):
+        return target
+    return replace(target, **fields)
 
 
 def _import_from_here(module_name: str) -> object:
