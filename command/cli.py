@@ -322,6 +322,15 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
         help="with -j 1, run the properties in this process (for a debugger) instead of one worker process each, "
         "and the --exhaustive-depth search too; a target that exits, crashes or hangs the process then takes rollcert with it",
     )
+    add_reproducible_option(parser)
+    parser.add_argument(
+        "--shard", type=shard_option, metavar="I/N",
+        help="run shard I of N: every N-th work unit (a property's round, or a whole property for R7) "
+        "and write a partial certificate to --json; `rollcert merge` combines the N partials",
+    )
+
+
+def add_reproducible_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reproducible", action="store_true",
         help="no wall-clock readings in the certificate (seconds 0, created from $SOURCE_DATE_EPOCH or 0) "
@@ -329,12 +338,22 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def shard_option(text: str) -> tuple[int, int]:
+    """``--shard I/N``: shard I (from 1) of N."""
+    index, slash, count = text.partition("/")
+    try:
+        pair = (int(index, 10), int(count, 10))
+    except ValueError:
+        pair = (0, 0)
+    if not slash or not 1 <= pair[0] <= pair[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: give I/N with 1 <= I <= N, e.g. 2/3")
+    return pair
+
+
 def _certify(args: argparse.Namespace) -> int:
+    if args.shard is not None:
+        return _certify_shard(args)
     from rollcert.command.parallel import certify_in_workers_or_here
-    from rollcert.reports.certificate import render_junit
-    from rollcert.reports.certificate import render_markdown
-    from rollcert.reports.certificate import render_text
-    from rollcert.reports.certificate import to_json
     from rollcert.reports.progress import display_for
 
     only = _only(args.only)
@@ -371,6 +390,144 @@ def _certify(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print("rollcert: interrupted; no certificate written", file=sys.stderr)
             return INTERRUPTED
+    return _write_certificate(args, certificate, created)
+
+
+def _certify_shard(args: argparse.Namespace) -> int:
+    """``certify --shard I/N``: this shard's work units, written as a partial certificate."""
+    from rollcert.command.parallel import certify_in_workers
+    from rollcert.stateful_tests.certify import RoundRecord
+    from rollcert.stateful_tests.corpus import read_corpus
+    from rollcert.stateful_tests.profiles import PROFILES
+    from rollcert.stateful_tests.shards import Unit
+    from rollcert.stateful_tests.shards import UnitResult
+    from rollcert.stateful_tests.shards import needed
+    from rollcert.stateful_tests.shards import partial_json
+    from rollcert.stateful_tests.shards import run_unit
+    from rollcert.stateful_tests.shards import shard_units
+    from rollcert.stateful_tests.shards import target_json
+    from rollcert.stateful_tests.verdicts import PropertyResult
+    from rollcert.targets.version import SUITE_VERSION
+
+    index, count = args.shard
+    only = _only(args.only)
+    for option, given in (("--exhaustive-depth", args.exhaustive_depth), ("--memory-limit", args.memory_limit),
+                          ("--markdown", args.markdown), ("--junit", args.junit), ("--html", args.html)):
+        if given is not None:
+            raise UsageError(f"--shard writes a partial certificate (--json) only; {option} belongs to `rollcert merge`")
+    if args.json is None:
+        raise UsageError("--shard needs --json PATH: where to write the partial certificate")
+    check_writable(args.json)
+    _set_call_timeout(args.call_timeout)
+    corpus = corpus_directory(args.corpus)
+    target = resolve_with_findings(args, args.target)
+    source = target_source(args)
+    announce_seed(args.seed)
+    profile = PROFILES[args.profile]
+    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
+    mine = shard_units(property_ids, profile, index, count)
+    corpus_record = None
+    if corpus is not None:
+        _, warnings = read_corpus(corpus, target.name)
+        for warning in warnings:
+            print(f"rollcert: corpus: {warning}", file=sys.stderr)
+        corpus_record = {"directory": str(corpus), "skipped": len(warnings)}
+    run = partial(run_unit, corpus=corpus)
+    done: dict[Unit, UnitResult] = {}
+    skipped: list[Unit] = []
+    # In waves by round, so that a round this shard's own earlier rounds make useless is skipped (shards.needed).
+    for wave in sorted({-1 if unit.round is None else unit.round for unit in mine}):
+        todo = []
+        for unit in mine:
+            if (-1 if unit.round is None else unit.round) != wave:
+                continue
+            if needed(unit, [d for u, d in done.items() if u.property_id == unit.property_id]):
+                todo.append(unit)
+            else:
+                skipped.append(unit)
+        names = [unit.name for unit in todo]
+        try:
+            if args.in_process and args.jobs == 1:
+                ran: dict[str, Any] = {name: run(target, name, profile, int(args.seed)) for name in names}
+            else:
+                ran = certify_in_workers(run, source, names, args.profile, int(args.seed), args.jobs) if names else {}
+        except KeyboardInterrupt:
+            print("rollcert: interrupted; no partial certificate written", file=sys.stderr)
+            return INTERRUPTED
+        for unit in todo:
+            outcome = ran[unit.name]
+            if isinstance(outcome, PropertyResult):  # the unit's worker died: an error, which ends the property
+                outcome = UnitResult(unit, replace(outcome, property_id=unit.property_id), RoundRecord())
+            if args.reproducible:
+                outcome.result.make_reproducible()
+            done[unit] = outcome
+    header = {
+        "suite_version": SUITE_VERSION, "target": target_json(target), "target_text": args.target,
+        "profile": args.profile, "seed": int(args.seed), "seed_source": seed_source(args.seed),
+        "only": list(only) if only is not None else None, "corpus": corpus_record,
+    }
+    ordered = [done[unit] for unit in mine if unit in done]
+    write_output(args.json, json.dumps(partial_json(header, index, count, ordered, skipped), indent=2) + "\n")
+    verdicts = ", ".join(f"{d.unit.name} {d.result.verdict}" for d in ordered) or "none"
+    print(
+        f"rollcert: shard {index}/{count} of {target.name}: {len(ordered)} work units run ({verdicts}), "
+        f"{len(skipped)} skipped (an earlier round of this shard ended their property); wrote {args.json}"
+    )
+    return 0
+
+
+def _configure_merge(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("partials", nargs="+", type=Path, metavar="PART", help="the partial certificate of every shard")
+    parser.add_argument("--json", type=Path, help="write the certificate as JSON")
+    parser.add_argument("--markdown", type=Path, help="write the certificate as Markdown")
+    parser.add_argument("--junit", type=Path, help="write the certificate as JUnit XML")
+    parser.add_argument("--html", type=Path, help="write the certificate as one self-contained HTML page")
+    add_corpus_option(parser)
+    add_reproducible_option(parser)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """``rollcert merge PART...``: the certificate a serial run gives, from every shard's partial."""
+    from rollcert.stateful_tests.corpus import CorpusSummary
+    from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.shards import ShardError
+    from rollcert.stateful_tests.shards import merge
+    from rollcert.stateful_tests.shards import read_partial
+
+    check_writable(args.json, args.markdown, args.junit, args.html)
+    created = _source_date() if args.reproducible else None
+    corpus = corpus_directory(args.corpus)
+    try:
+        certificate, counts = merge([(path, read_partial(path)) for path in args.partials])
+    except ShardError as error:
+        raise UsageError(str(error)) from None
+    header = read_partial(args.partials[0]).header
+    if header["corpus"] is not None:
+        added = 0
+        if corpus is not None:
+            added = sum(
+                add_counterexample(corpus, r.counterexample, certificate.target.name)
+                for pid, r in certificate.results.items()
+                if r.counterexample is not None and not r.reason.startswith("from the corpus")
+                and r.counterexample.property_id == pid
+            )
+        certificate.corpus = CorpusSummary(
+            header["corpus"]["directory"], sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()),
+            header["corpus"]["skipped"], added,
+        )
+    if args.reproducible:
+        for result in certificate.results.values():
+            result.make_reproducible()
+    return _write_certificate(args, certificate, created)
+
+
+def _write_certificate(args: argparse.Namespace, certificate: Any, created: str | None) -> int:
+    """Print ``certificate`` and write it where the options say: the one ending of ``certify`` and ``merge``."""
+    from rollcert.reports.certificate import render_junit
+    from rollcert.reports.certificate import render_markdown
+    from rollcert.reports.certificate import render_text
+    from rollcert.reports.certificate import to_json
+
     print(render_text(certificate))
     record = to_json(certificate)
     if created is not None:
@@ -385,7 +542,8 @@ def _certify(args: argparse.Namespace) -> int:
         from rollcert.reports.html_certificate import render_html
 
         write_output(args.html, render_html(from_certificate_data(certificate)))
-    return certificate.exit_status
+    status: int = certificate.exit_status
+    return status
 
 
 def _certificates_search(args: argparse.Namespace, source: TargetSource, target: Target) -> ExhaustiveResult:
@@ -658,6 +816,7 @@ def _html(args: argparse.Namespace) -> int:
 
 BUILT_IN: tuple[Command, ...] = (
     Command("certify", "certify an implementation and print its certificate", _configure_certify, _certify),
+    Command("merge", "merge the partial certificates of every shard into the serial run's certificate", _configure_merge, _merge),
     Command("replay", "replay a trace (a counterexample's steps) against a target", _configure_replay, _replay),
     Command("smoke", "a handful of operations, one line per check: is the adapter wired up?", _configure_smoke, _smoke),
     Command("explore", "bounded exhaustive search: every trace up to a depth", _configure_explore, _explore),

@@ -21,6 +21,8 @@ from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from contextlib import nullcontext
 from contextlib import suppress
+from dataclasses import dataclass
+from dataclasses import field
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -161,8 +163,21 @@ def _budget(property_id: str, profile: Profile) -> Budget | None:
     return Budget(examples, examples * profile.steps_per_example)
 
 
+@dataclass
+class RoundRecord:
+    """What a run of one round (a shard's work unit, :mod:`rollcert.stateful_tests.shards`)
+    keeps beyond its result, for the merge to decide as the serial run would:
+    whether the machine ran at all, the family's raw tallies (its figures are
+    ratios of their sums) and the situations with their descriptions."""
+
+    ran: bool = False
+    tallies: dict[str, int] = field(default_factory=dict)
+    situations: list[tuple[str, str]] = field(default_factory=list)
+
+
 def _certify_property(
-    target: Target, property_id: str, profile: Profile, seed: int, progress: ProgressSink | None
+    target: Target, property_id: str, profile: Profile, seed: int, progress: ProgressSink | None,
+    only_round: int | None = None, record: RoundRecord | None = None,
 ) -> PropertyResult:
     prop = PROPERTIES.get(property_id)
     family = family_of(property_id)
@@ -188,12 +203,18 @@ def _certify_property(
     except Exception as error:  # a target the harness cannot drive: no verdict on the rules
         why = f"the harness could not drive this target: {describe_exception(error)}"
         return PropertyResult(property_id, "error", prop.title, reason=why)
+    situations = family.situations(property_id, target)
     result = run_to_verdict(
-        machine, tracker, family.situations(property_id, target), PropertyResult(property_id, "passed", prop.title),
+        machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
         minimise=lambda violation: minimise(family, target, violation), family=family.name, progress=progress,
+        only_round=only_round,
     )
     result.figures = family.figures(tracker.tallies)
+    if record is not None:
+        record.ran = True
+        record.tallies = dict(tracker.tallies)
+        record.situations = [(s.name, s.description) for s in situations]
     return result
 
 
@@ -222,6 +243,7 @@ def run_to_verdict(
     minimise: Callable[[Violation], Violation],
     family: str,
     progress: ProgressSink | None = None,
+    only_round: int | None = None,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -231,11 +253,17 @@ def run_to_verdict(
     exception is ``error``; a clean run that missed a situation is ``unknown``.
     ``progress`` sees the tracker's counters (sampled, never per step) and the
     first violation before it is minimised.
+
+    ``only_round`` runs that one round alone and never stops early: a shard's
+    work unit. Rounds share nothing but the tracker's sums (each is seeded by
+    its number, with a fresh machine and no example database), so
+    :func:`rollcert.stateful_tests.shards.merge_rounds` adds the rounds up, in
+    order, and stops where this loop would have stopped.
     """
     started = time.perf_counter()
     try:
         with _sampling(progress, result.property_id, tracker):
-            for round_number in range(profile.rounds):
+            for round_number in range(profile.rounds) if only_round is None else (only_round,):
                 restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE)
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
@@ -395,15 +423,23 @@ def certify(
             add_counterexample(corpus, r.counterexample, target.name)
             for pid, r in results.items() if pid not in from_corpus and r.counterexample is not None
         )
+    certificate = assemble(target, profile, seed, results, target_text)
+    if replayed is not None:
+        certificate.corpus = corpus_summary(replayed, added)
+    return certificate
+
+
+def assemble(
+    target: Target, profile: str, seed: int, results: dict[str, PropertyResult], target_text: str | None
+) -> CertificateData:
+    """The certificate of ``results``: counterexamples named by the TARGET as typed,
+    R0 folded. One place, for a run and for a merge of shards alike."""
     for result in results.values():
         if target_text is not None and result.counterexample is not None:
             result.counterexample = replace(result.counterexample, target=target_text)
     if "R0" in results:
         _fold_into_master(results)
-    certificate = CertificateData(target, profile, seed, results)
-    if replayed is not None:
-        certificate.corpus = corpus_summary(replayed, added)
-    return certificate
+    return CertificateData(target, profile, seed, results)
 
 
 def _fold_into_master(results: dict[str, PropertyResult]) -> None:

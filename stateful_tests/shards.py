@@ -1,0 +1,426 @@
+"""Shards: a certification cut into work units any scheduler can run, and merged back.
+
+SPEC §7: "a certification splits into shards (target, property, round seed)
+that any scheduler can run, and merges into the certificate a serial run
+gives". A property of a step family (rollback R0–R6, diffs S1–S3) runs up to
+``profile.rounds`` rounds, round r seeded ``seed + r * ROUND_SEED_STRIDE``, and
+stops after the first round that found a violation (or broke) or after which
+every situation was reached. Rounds share nothing but sums — each builds a
+fresh machine, seeded by its number, with no example database — so a round
+runs alone as well as after the others: one work unit per round. The merge adds
+the rounds up in order and stops where the serial loop stops; rounds past that
+point were run for nothing (a shard cannot know, before the others ran, that
+an earlier round will end the property) and are dropped. The result is the
+serial run's, field for field: the counterexample is the first violating
+round's, minimised in its unit exactly as serially.
+
+R7 (concurrent programs, :class:`~rollcert.stateful_tests.program_family.ProgramFamily`)
+is one unit for the whole property: its rounds decide together when to stop
+(it runs at least two, and re-runs the minimal program to count its failures),
+so a round of it is not a function of its own seed alone.
+
+A partial certificate (``rollcert-partial/1`` JSON) records the units one shard
+ran, each with its whole result (counterexample steps included, so the merge
+never runs the target) and what it needs to decide as the serial run would.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rollcert.model.operations import operation_from_json
+from rollcert.model.operations import operation_to_json
+from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.stateful_tests.certify import RoundRecord
+from rollcert.stateful_tests.certify import _certify_property
+from rollcert.stateful_tests.certify import assemble
+from rollcert.stateful_tests.certify import certify_property
+from rollcert.stateful_tests.certify import process_state_kept
+from rollcert.stateful_tests.certify import without_local_constants
+from rollcert.stateful_tests.corpus import replay_corpus
+from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import Observed
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.judge import watching_for_ctrl_c
+from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.stateful_tests.profiles import Profile
+from rollcert.stateful_tests.progress_events import ProgressSink
+from rollcert.stateful_tests.verdicts import CertificateData
+from rollcert.stateful_tests.verdicts import Counterexample
+from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.targets.adapter import Capability
+from rollcert.targets.adapter import KnownFinding
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapter import TargetError
+
+PARTIAL_SCHEMA = "rollcert-partial/1"
+#: A partial certificate larger than this is not one (a unit's counterexample is a handful of steps).
+MAX_PARTIAL_BYTES = 64 << 20
+
+
+class ShardError(ValueError):
+    """Partials that cannot be merged, or a file that is not a partial: one line."""
+
+
+@dataclass(frozen=True, order=True)
+class Unit:
+    """One work unit: a property and one round of it, or (``round`` None) the whole property."""
+
+    property_id: str
+    round: int | None
+
+    @property
+    def name(self) -> str:
+        """``R2::shard-3`` (round 3 of R2), or ``R7`` for a whole property: the
+        pytest item's last part, and what a worker process is given."""
+        return self.property_id if self.round is None else f"{self.property_id}::shard-{self.round}"
+
+    @staticmethod
+    def parse(name: str) -> Unit:
+        property_id, _, rest = name.partition("::shard-")
+        return Unit(property_id, int(rest) if rest else None)
+
+
+def units(property_ids: Sequence[str], profile: Profile) -> list[Unit]:
+    """Every work unit of a certification, in the serial order."""
+    listed = []
+    for property_id in ALL_PROPERTY_IDS:
+        if property_id not in property_ids:
+            continue
+        if isinstance(family_of(property_id), PropertyFamily):
+            listed += [Unit(property_id, r) for r in range(profile.rounds)]
+        else:
+            listed.append(Unit(property_id, None))
+    return listed
+
+
+def shard_units(property_ids: Sequence[str], profile: Profile, index: int, count: int) -> list[Unit]:
+    """Shard ``index`` of ``count`` (from 1): every ``count``-th unit, so that each
+    shard gets rounds of every property rather than all of the slowest one."""
+    return [unit for number, unit in enumerate(units(property_ids, profile)) if number % count == index - 1]
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What one unit gave: its result, the round's record, and the corpus counts
+    (the first unit of a property replays its corpus)."""
+
+    unit: Unit
+    result: PropertyResult
+    record: RoundRecord
+    corpus: tuple[int, int] | None = None
+
+
+def run_unit(
+    target: Target, name: str, profile: Profile, seed: int, *, progress: ProgressSink | None = None,
+    corpus: Path | None = None,
+) -> UnitResult:
+    """Run the unit called ``name`` (:attr:`Unit.name`). The signature of
+    ``certify_property``, so that ``certify -j N``'s worker processes run units
+    as they run properties; ``progress`` is not told (a shard runs quietly)."""
+    unit = Unit.parse(name)
+    record = RoundRecord()
+    counts = None
+    if corpus is not None and unit.round in (None, 0):
+        found = replay_corpus(target, corpus, [unit.property_id]).properties.get(unit.property_id)
+        if found is not None:
+            counts = (found.replayed, found.failed)
+            if found.result is not None:
+                return UnitResult(unit, found.result, record, counts)
+    if unit.round is None:
+        return UnitResult(unit, certify_property(target, unit.property_id, profile, seed), record, counts)
+    with without_local_constants(), watching_for_ctrl_c(), process_state_kept():
+        result = _certify_property(target, unit.property_id, profile, seed, None, unit.round, record)
+    return UnitResult(unit, result, record, counts)
+
+
+def needed(unit: Unit, earlier: Sequence[UnitResult]) -> bool:
+    """Whether ``unit`` can matter, given the ``earlier`` rounds of its property
+    this shard ran. A shard holding rounds of its own that already end the
+    property (a violation, an error, no machine at all, or every situation
+    reached) knows the serial run stopped before ``unit``: whatever the other
+    shards' earlier rounds did only adds to what it holds. The one saving a
+    shard can make alone; the merge checks it never needs a skipped unit."""
+    if unit.round is None:
+        return True
+    mine = [d for d in earlier if d.unit.round is not None and d.unit.round < unit.round]
+    if any(not d.record.ran or d.result.verdict in ("violated", "error") for d in mine):
+        return False
+    reached: Counter[str] = Counter()
+    for done in mine:
+        reached.update(done.result.coverage)
+    return not mine or not all(reached[name] for name, _ in mine[0].record.situations)
+
+
+def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
+    """One property's result from its units in round order (``None``: a unit
+    its shard skipped, see :func:`needed`), as ``run_to_verdict`` would have
+    decided it running the rounds one after the other."""
+    first = done[0]
+    if first is None:
+        raise ShardError("the first round of a property was skipped: the partial certificates are inconsistent")
+    if first.unit.round is None or not first.record.ran:  # not assessed, no machine, or from the corpus
+        return first.result
+    examples = steps = 0
+    seconds = 0.0
+    reached: Counter[str] = Counter()
+    tallies: Counter[str] = Counter()
+    names = [name for name, _ in first.record.situations]
+    ending: PropertyResult | None = None
+    for unit in done:
+        if unit is None:
+            raise ShardError(f"a round of {first.unit.property_id} the merge needs was skipped by its shard")
+        result = unit.result
+        examples, steps, seconds = examples + result.examples, steps + result.steps, seconds + result.seconds
+        reached.update(result.coverage)
+        tallies.update(unit.record.tallies)
+        if result.verdict in ("violated", "error"):
+            ending = result
+            break
+        if all(reached[name] for name in names):
+            break
+    family = family_of(first.unit.property_id)
+    assert isinstance(family, PropertyFamily)
+    merged = PropertyResult(first.unit.property_id, "passed", first.result.title)
+    if ending is not None:
+        merged.verdict, merged.reason, merged.counterexample = ending.verdict, ending.reason, ending.counterexample
+    merged.seconds = round(seconds, 3)
+    merged.examples, merged.steps = examples, steps
+    merged.coverage = {name: reached[name] for name in names}
+    if merged.verdict == "passed":
+        merged.missing_situations = [text for name, text in first.record.situations if not reached[name]]
+        if merged.missing_situations:
+            merged.verdict = "unknown"
+            merged.reason = "the run never reached: " + "; ".join(merged.missing_situations)
+    merged.figures = family.figures(tallies)
+    return merged
+
+
+# -- partial certificates -----------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _bytes(text: object) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError("expected base64 text")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("not valid base64") from None
+
+
+def _observed_json(observed: Observed) -> dict[str, Any]:
+    return {"error": observed.error, "buffer": _b64(observed.buffer), "depth": observed.depth, "revision": observed.revision}
+
+
+def _observed(record: dict[str, Any]) -> Observed:
+    return Observed(record["error"], _bytes(record["buffer"]), record["depth"], record["revision"])
+
+
+def _counterexample_json(found: Counterexample) -> dict[str, Any]:
+    return {
+        "property": found.property_id, "target": found.target, "initial": _b64(found.initial),
+        "capacity": found.capacity, "policy": found.policy, "explanation": found.explanation,
+        "durable": found.durable, "family": found.family, "durability": found.durability,
+        "steps": [
+            {
+                "index": step.index, "operation": operation_to_json(step.operation), "before": _b64(step.before),
+                "expected": _observed_json(step.expected), "actual": _observed_json(step.actual), "ok": step.ok,
+                "sut_message": step.sut_message, "context": [list(pair) for pair in step.context], "note": step.note,
+            }
+            for step in found.steps
+        ],
+    }
+
+
+def _counterexample(record: dict[str, Any]) -> Counterexample:
+    steps = tuple(
+        StepRecord(
+            step["index"], operation_from_json(step["operation"]), _bytes(step["before"]), _observed(step["expected"]),
+            _observed(step["actual"]), step["ok"], step["sut_message"],
+            tuple((str(label), str(text)) for label, text in step["context"]), step["note"],
+        )
+        for step in record["steps"]
+    )
+    return Counterexample(
+        record["property"], record["target"], _bytes(record["initial"]), record["capacity"], record["policy"], steps,
+        record["explanation"], record["durable"], record["family"], record["durability"],
+    )
+
+
+def _result_json(result: PropertyResult) -> dict[str, Any]:
+    return {
+        "property": result.property_id, "verdict": result.verdict, "title": result.title,
+        "examples": result.examples, "steps": result.steps, "seconds": result.seconds,
+        "coverage": result.coverage, "missing_situations": result.missing_situations,
+        "counterexample": None if result.counterexample is None else _counterexample_json(result.counterexample),
+        "reason": result.reason, "figures": result.figures, "scheduling_dependent": result.scheduling_dependent,
+    }
+
+
+def _result(record: dict[str, Any]) -> PropertyResult:
+    found = record["counterexample"]
+    return PropertyResult(
+        record["property"], record["verdict"], record["title"], record["examples"], record["steps"],
+        record["seconds"], dict(record["coverage"]), list(record["missing_situations"]),
+        None if found is None else _counterexample(found), record["reason"], dict(record["figures"]),
+        record["scheduling_dependent"],
+    )
+
+
+def unit_json(done: UnitResult) -> dict[str, Any]:
+    return {
+        "property": done.unit.property_id, "round": done.unit.round, "result": _result_json(done.result),
+        "ran": done.record.ran, "tallies": done.record.tallies,
+        "situations": [list(pair) for pair in done.record.situations],
+        "corpus": None if done.corpus is None else list(done.corpus),
+    }
+
+
+def _unit(record: dict[str, Any]) -> UnitResult:
+    corpus = record["corpus"]
+    return UnitResult(
+        Unit(record["property"], record["round"]), _result(record["result"]),
+        RoundRecord(record["ran"], dict(record["tallies"]), [(str(n), str(d)) for n, d in record["situations"]]),
+        None if corpus is None else (int(corpus[0]), int(corpus[1])),
+    )
+
+
+def target_json(target: Target) -> dict[str, Any]:
+    """The target as a certificate names it (the fields ``to_json`` writes)."""
+    return {
+        "name": target.name, "version": target.version, "description": target.description,
+        "capabilities": sorted(c.value for c in target.capabilities),
+        "set_aside": {finding.name: finding.description for finding in target.set_aside},
+    }
+
+
+def _no_buffers(config: Any) -> Any:
+    raise TargetError("a merged certificate's target is a record of the one the shards ran; it builds no buffers")
+
+
+def _target(record: dict[str, Any]) -> Target:
+    """A stand-in with the recorded name, version, capabilities and findings, so
+    that the merge never needs the target (a merge job installs only rollcert)."""
+    return Target(
+        record["name"], record["version"], frozenset(Capability(c) for c in record["capabilities"]), _no_buffers,
+        record["description"],
+        set_aside=tuple(KnownFinding(n, d, lambda state, operation: False) for n, d in record["set_aside"].items()),
+    )
+
+
+@dataclass(frozen=True)
+class Partial:
+    """One shard's partial certificate, read back."""
+
+    header: dict[str, Any]
+    index: int
+    count: int
+    done: tuple[UnitResult, ...]
+    skipped: tuple[Unit, ...] = ()
+
+
+#: The header fields partials of one certification must share (refused with one line otherwise).
+AGREED = ("suite_version", "target", "target_text", "profile", "seed", "only", "corpus")
+
+
+def partial_json(
+    header: dict[str, Any], index: int, count: int, done: Sequence[UnitResult], skipped: Sequence[Unit] = ()
+) -> dict[str, Any]:
+    return {
+        "schema": PARTIAL_SCHEMA, **header, "shard": [index, count], "units": [unit_json(d) for d in done],
+        "skipped": [unit.name for unit in skipped],
+    }
+
+
+def read_partial(path: Path) -> Partial:
+    """A partial certificate from ``path``; :class:`ShardError` saying what is wrong."""
+    try:
+        if not path.is_file():
+            raise ShardError(f"{path}: not a file")
+        if path.stat().st_size > MAX_PARTIAL_BYTES:
+            raise ShardError(f"{path}: larger than {MAX_PARTIAL_BYTES} bytes, not a partial certificate")
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        if isinstance(error, ShardError):
+            raise
+        raise ShardError(f"{path}: cannot read a partial certificate: {error}") from None
+    if not isinstance(record, dict) or record.get("schema") != PARTIAL_SCHEMA:
+        schema = record.get("schema") if isinstance(record, dict) else None
+        raise ShardError(f"{path}: not a {PARTIAL_SCHEMA} partial certificate (schema {schema!r})")
+    try:
+        index, count = record["shard"]
+        if not (type(index) is int and type(count) is int and 1 <= index <= count):
+            raise ValueError(f"bad shard {record['shard']!r}")
+        header = {key: record[key] for key in AGREED}
+        if header["profile"] not in PROFILES or type(header["seed"]) is not int:
+            raise ValueError("bad profile or seed")
+        done = tuple(_unit(unit) for unit in record["units"])
+        skipped = tuple(Unit.parse(str(name)) for name in record["skipped"])
+        _target(header["target"])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise ShardError(f"{path}: a malformed partial certificate ({type(error).__name__}: {error})") from None
+    return Partial({**header, "seed_source": record.get("seed_source", "")}, index, count, done, skipped)
+
+
+def merge(partials: Sequence[tuple[Path, Partial]]) -> tuple[CertificateData, dict[str, tuple[int, int]]]:
+    """The serial run's certificate from the partials of every shard of one
+    certification, and the corpus counts per property; :class:`ShardError` (one
+    line) for partials of different certifications, a shard missing or twice."""
+    (first_path, first), *others = partials
+    for path, other in others:
+        for key in AGREED:
+            if other.header[key] != first.header[key]:
+                raise ShardError(
+                    f"{path} is a shard of another certification than {first_path}: its {key} differs "
+                    f"({_short(other.header[key])} against {_short(first.header[key])})"
+                )
+        if other.count != first.count:
+            raise ShardError(f"{path} is shard {other.index}/{other.count}, {first_path} is one of {first.count}")
+    seen: dict[int, Path] = {}
+    for path, part in partials:
+        if part.index in seen:
+            raise ShardError(f"{path} and {seen[part.index]} are both shard {part.index}/{part.count}")
+        seen[part.index] = path
+    missing = sorted(set(range(1, first.count + 1)) - set(seen))
+    if missing:
+        raise ShardError(f"shard {missing[0]}/{first.count} is missing: give every shard's partial certificate")
+    header = first.header
+    profile = PROFILES[header["profile"]]
+    only = header["only"]
+    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
+    by_unit: dict[Unit, UnitResult | None] = {done.unit: done for _, part in partials for done in part.done}
+    by_unit.update({unit: None for _, part in partials for unit in part.skipped})
+    expected = units(property_ids, profile)
+    absent = [u.name for u in expected if u not in by_unit]
+    if absent or len(by_unit) != len(expected):
+        raise ShardError(f"the partial certificates do not hold the units of this certification (missing: {absent[:3]})")
+    results: dict[str, PropertyResult] = {}
+    counts: dict[str, tuple[int, int]] = {}
+    for property_id in property_ids:
+        mine = [by_unit[u] for u in expected if u.property_id == property_id]
+        results[property_id] = merge_rounds(mine)
+        corpus = next((d.corpus for d in mine if d is not None and d.corpus is not None), None)
+        if corpus is not None:
+            counts[property_id] = corpus
+            results[property_id].figures.update(corpus_replayed=float(corpus[0]), corpus_failed=float(corpus[1]))
+    certificate = assemble(_target(header["target"]), header["profile"], header["seed"], results, header["target_text"])
+    certificate.seed_source = header["seed_source"]
+    return certificate, counts
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
