@@ -39,6 +39,7 @@ from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import shown_window
 from rollcert.stateful_tests.traces import trace_json
+from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.targets.version import SUITE_VERSION
 
 SCHEMA = "rollcert-certificate/2"
@@ -157,6 +158,19 @@ def _names(property_ids: Sequence[str]) -> str:
 def format_counterexample(counterexample: Counterexample, properties: Sequence[str] = ()) -> str:
     """The counterexample as numbered steps, titled with ``properties`` (the
     properties it is the counterexample of; by default the one it was found for)."""
+    if counterexample.history is not None:
+        from rollcert.stateful_tests.concurrency import history_text
+        from rollcert.stateful_tests.concurrency import history_why
+
+        history = counterexample.history
+        return "\n".join([
+            f"Counterexample for {_names(properties or [counterexample.property_id])} (a history of "
+            f"{len(history.calls)} calls) on {terminal(counterexample.target)}:",
+            *(f"  {line}" for line in terminal_lines(history_text(counterexample.target, history)).splitlines()),
+            f"  Why: {terminal(history_why(history))}",
+            f"  Run again: rollcert certify {terminal(shlex.quote(counterexample.target))} --only R7 (which run "
+            "fails depends on how the threads were scheduled; the longest order's steps alone replay without failing)",
+        ])
     capacity = (
         f", capacity {counterexample.capacity} ({counterexample.policy})"
         if counterexample.capacity is not None
@@ -176,8 +190,33 @@ def format_counterexample(counterexample: Counterexample, properties: Sequence[s
 # -- whole certificates ------------------------------------------------------------------------
 
 
+def _history_json(history: ConcurrentHistory) -> dict[str, Any]:
+    """An R7 counterexample's program, history and failed linearisation, as
+    :mod:`rollcert.reports.stored_certificate` reads it back (SPEC §6a)."""
+    return {
+        "program": list(history.program),
+        "calls": [
+            {"id": c.id, "thread": c.thread, "called": c.called, "returned": c.returned, "action": c.action,
+             "result": c.result}
+            for c in history.calls
+        ],
+        "order": [
+            {"call": o.call, "buffer": _b64(o.buffer), "text": show_bytes(o.buffer), "depth": o.depth,
+             "revision": o.revision}
+            for o in history.order
+        ],
+        "stuck": [{"call": s.call, "allowed": s.allowed, "elsewhere": list(s.elsewhere)} for s in history.stuck],
+        "failed": history.failed,
+        "runs": history.runs,
+    }
+
+
 def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
     steps = [_step_json(step) for step in counterexample.steps]
+    last = (
+        {"expected": steps[-1]["expected"]["buffer"], "actual": steps[-1]["actual"]["buffer"]} if steps else {}
+    )
+    history = {"history": _history_json(counterexample.history)} if counterexample.history is not None else {}
     return {
         "initial": _b64(counterexample.initial),
         "initial_text": show_bytes(counterexample.initial),
@@ -186,8 +225,8 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         **({"durability": counterexample.durability} if counterexample.durable else {}),
         "machine": counterexample.property_id,
         "steps": steps,
-        "expected": steps[-1]["expected"]["buffer"],
-        "actual": steps[-1]["actual"]["buffer"],
+        **last,
+        **history,
         "explanation": counterexample.explanation,
         "trace": counterexample_trace(counterexample),
         "replay": replay_command(counterexample),
@@ -290,6 +329,8 @@ def _detail(result: PropertyResult) -> str:
         return text
     if result.verdict == "violated" and result.counterexample is not None:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
+        if result.counterexample.history is not None:
+            return f"a history of {len(result.counterexample.history.calls)} calls no order explains (below{origin})"
         return f"counterexample of {steps_phrase(len(result.counterexample.steps))} (below{origin})"
     return terminal_lines(result.reason)
 

@@ -19,6 +19,7 @@ certificate (``html_certificate.py``).
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import shown_repr
 from rollcert.stateful_tests.family import shown_window
+from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Target
 
@@ -142,6 +144,8 @@ class Walkthrough:
     look_here: str
     explanation: str
     replay: str
+    #: R7: the concurrent history, drawn instead of steps (``steps`` is empty).
+    history: ConcurrentHistory | None = None
 
 
 # -- the rule, in one sentence ------------------------------------------------------------
@@ -450,6 +454,8 @@ def walkthrough(
     machine = counterexample.property_id
     reported = property_id or machine
     config = counterexample.config()
+    if counterexample.history is not None:
+        return _history_walkthrough(counterexample, counterexample.history, reported)
     walk = (_walk_diff if machine in DIFFS.property_ids else _walk_rollback)(
         config, counterexample.steps, _Budget(reported, budget)
     )
@@ -467,6 +473,26 @@ def walkthrough(
         look_here=look(walk, failing) if look is not None else "",
         explanation=counterexample.explanation,
         replay=replay or replay_command(counterexample),
+    )
+
+
+def _history_walkthrough(counterexample: Counterexample, history: ConcurrentHistory, reported: str) -> Walkthrough:
+    from rollcert.stateful_tests.concurrency import history_text
+    from rollcert.stateful_tests.concurrency import history_why
+
+    return Walkthrough(
+        property_id=reported,
+        machine_property=counterexample.property_id,
+        title=property_title(reported),
+        target=counterexample.target,
+        config=counterexample.config(),
+        steps=(),
+        rule=f"{reported} {property_title(reported)}: {rule_sentence(reported)}",
+        why=history_why(history),
+        look_here="",
+        explanation=history_text(counterexample.target, history),
+        replay=f"rollcert certify {shlex.quote(counterexample.target)} --only R7",
+        history=history,
     )
 
 
@@ -627,8 +653,31 @@ def render_header(walk: Walkthrough) -> list[str]:
     ]
 
 
+def render_history(walk: Walkthrough) -> str:
+    """An R7 walkthrough: the program, the lanes, the longest order, the call that
+    cannot come next — all from the recorded history."""
+    assert walk.history is not None
+    found = f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
+    lines = [
+        f"{walk.property_id} {walk.title} on {walk.target}{found}: a history of {len(walk.history.calls)} calls "
+        f"on {len({c.thread for c in walk.history.calls if c.thread != 'prefix'})} threads, "
+        f"starting from {shown_repr(walk.config.initial)}.",
+        "",
+        walk.explanation,
+        "",
+        f"  Broken:   {walk.rule}",
+        f"  Why:      {walk.why}",
+        "",
+        f"Run again: {walk.replay} (which run fails depends on how the threads were scheduled; the longest "
+        "order's steps alone replay without failing)",
+    ]
+    return "\n".join(lines)
+
+
 def render_text(walk: Walkthrough) -> str:
     """The whole walkthrough at once (``--all``, or when not on a terminal)."""
+    if walk.history is not None:
+        return render_history(walk)
     lines = render_header(walk)
     for drawn in walk.steps:
         lines += ["", *render_step(walk, drawn)]
@@ -638,6 +687,9 @@ def render_text(walk: Walkthrough) -> str:
 
 def run_interactive(walk: Walkthrough, read_line: Callable[[str], str] = input) -> None:
     """One step per Enter; end of input shows the rest."""
+    if walk.history is not None:  # one picture, not steps
+        print(render_history(walk))
+        return
     print("\n".join(render_header(walk)))
     for position, drawn in enumerate(walk.steps):
         print()

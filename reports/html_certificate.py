@@ -39,6 +39,7 @@ from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.family import shown_repr
 from rollcert.stateful_tests.family import shown_window
+from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.targets.version import SUITE_VERSION
 
 
@@ -64,7 +65,9 @@ class HtmlCertificate:
     walkthroughs: tuple[Walkthrough, ...]
 
 
-def _detail(verdict: str, reason: str, figures: dict[str, float], steps: int | None) -> str:
+def _detail(verdict: str, reason: str, figures: dict[str, float], steps: int | None, calls: int | None = None) -> str:
+    if verdict == "violated" and calls is not None:
+        return f"a history of {calls} calls no order explains (drawn below)"
     if verdict == "violated" and steps is not None:
         return f"counterexample of {steps_phrase(steps)} (drawn below)"
     text = reason if verdict != "passed" else ""
@@ -74,13 +77,15 @@ def _detail(verdict: str, reason: str, figures: dict[str, float], steps: int | N
 
 
 def _row(result: PropertyResult) -> VerdictRow:
-    steps = len(result.counterexample.steps) if result.counterexample is not None else None
+    counterexample = result.counterexample
+    steps = len(counterexample.steps) if counterexample is not None else None
+    calls = len(counterexample.history.calls) if counterexample is not None and counterexample.history else None
     return VerdictRow(
         result.property_id,
         result.title or property_title(result.property_id),
         result.verdict,
         tuple(result.coverage.items()),
-        _detail(result.verdict, result.reason, result.figures, steps),
+        _detail(result.verdict, result.reason, result.figures, steps, calls),
     )
 
 
@@ -217,14 +222,93 @@ def _step(walk: Walkthrough, drawn: DrawnStep) -> str:
     return "".join(parts)
 
 
-def _timeline(walk: Walkthrough) -> str:
-    """A concurrency counterexample (R7) is a history of overlapping calls, not a
-    failing step: its steps are the longest order that fits the model, all as the
-    model says, and its per-thread timeline is drawn here, as the text the
-    checker wrote (the call that cannot be placed is marked in it)."""
-    if "Timeline" not in walk.explanation:
-        return ""
-    return f'<div class="timeline"><h3>Timeline</h3><pre>{_e(walk.explanation)}</pre></div>'
+#: Columns of the drawn time axis, and the fewest a call's bar takes (its label fits
+#: in four columns at a phone's width: 390 px leave about 300 px for the track).
+HTML_LANE_COLUMNS = 40
+HTML_MIN_BAR = 4
+
+
+def _lanes(history: ConcurrentHistory) -> str:
+    """The history drawn as one lane per thread: each call a bar from its call to
+    its return, on a grid of columns that shrinks with the page (so it fits at
+    any width, a phone's included), green if the longest order placed it, red if
+    it could not be placed next, grey otherwise; hovering shows the call."""
+    from rollcert.stateful_tests.concurrency import lane_layout
+
+    layout, used = lane_layout(history.calls, HTML_LANE_COLUMNS, lambda call: HTML_MIN_BAR)
+    position = {placed.call: n for n, placed in enumerate(history.order, 1)}
+    stuck = {s.call for s in history.stuck}
+    lanes = []
+    for lane in layout:
+        bars = []
+        for call, first, last in lane.bars:
+            kind = "stuck" if call.id in stuck else "placed" if call.id in position else "unplaced"
+            open_end = " open" if call.returned is None else ""
+            interval = f"{call.called:.1f}–" + (f"{call.returned:.1f} µs" if call.returned is not None else "? µs")
+            title = f"#{call.id} {call.thread}: {call.action} {call.result} ({interval})"
+            bars.append(
+                f'<span class="call {kind}{open_end}" data-call="{call.id}" style="grid-column:{first + 1}/{last + 2}" '
+                f'title="{_e(title)}">#{call.id}</span>'
+            )
+        lanes.append(
+            f'<div class="lane"><span class="lane-name">{_e(lane.thread)}</span>'
+            f'<div class="track" style="grid-template-columns:repeat({used},minmax(0,1fr))">{"".join(bars)}</div></div>'
+        )
+    end = max((c.returned if c.returned is not None else c.called for c in history.calls), default=0.0)
+    return (
+        f'<div class="lanes">{"".join(lanes)}'
+        f'<div class="axis"><span>0 µs</span><span>time →</span><span>{end:.1f} µs</span></div></div>'
+    )
+
+
+def _history(walk: Walkthrough) -> str:
+    """An R7 counterexample: the program, the history as lanes with a line per
+    call, the linearisation attempt that went furthest, and why it stops — all
+    from the recorded history (an interleaving does not repeat on demand)."""
+    history = walk.history
+    assert history is not None
+    position = {placed.call: n for n, placed in enumerate(history.order, 1)}
+    stuck = {s.call: s for s in history.stuck}
+
+    def where(call_id: int) -> str:
+        if call_id in stuck:
+            return '<span class="tag">could not be placed next</span>'
+        if call_id in position:
+            return f'<span class="placed-tag">placed {position[call_id]}.</span>'
+        return '<span class="unplaced-tag">not reached</span>'
+
+    calls = "".join(
+        f'<li data-call="{c.id}"><b>#{c.id}</b> <span class="thread">{_e(c.thread)}</span> '
+        f"<code>{_e(c.action)}</code> {_e(c.result)} "
+        f'<span class="t">{c.called:.1f}–' + (f"{c.returned:.1f} µs" if c.returned is not None else "? µs")
+        + f"</span> {where(c.id)}</li>"
+        for c in history.calls
+    )
+    names = {c.id: c for c in history.calls}
+    order = "".join(
+        f"<li><b>{_e(names[o.call].thread)} #{o.call}</b> <code>{_e(names[o.call].action)}</code> "
+        f"{_e(names[o.call].result)} → <code>{_e(shown_repr(o.buffer))}</code>, depth {o.depth}, revision {o.revision}</li>"
+        for o in history.order
+    )
+    blocked = "".join(
+        f"<p><b>{_e(names[s.call].thread)} #{s.call}</b> <code>{_e(names[s.call].action)}</code> "
+        f"{_e(names[s.call].result)}, but after the order above the model would {_e(s.allowed)}"
+        + "".join(f"; {_e(other)}" for other in s.elsewhere)
+        + ".</p>"
+        for s in history.stuck
+    )
+    return (
+        f'<p class="start">Starting from <code>{_e(shown_repr(walk.config.initial))}</code>; the program failed '
+        f"{history.failed} of {history.runs} runs.</p>"
+        '<h3>The program</h3><pre class="program">' + _e("\n".join(history.program)) + "</pre>"
+        '<div class="timeline"><h3>The history, one lane per thread</h3>' + _lanes(history)
+        + f'<ul class="calls">{calls}</ul></div>'
+        f"<h3>The linearisation attempt</h3><p>The longest order that respects real time and in which every call "
+        f"gives what was observed ({len(history.order)} of {len(history.calls)} calls):</p>"
+        f'<ol class="order">{order}</ol>'
+        f'<div class="verdict-box"><p><strong>Could not be placed next:</strong></p>{blocked}'
+        f"<p><strong>Broken:</strong> {_e(walk.rule)}</p><p><strong>Why:</strong> {_e(walk.why)}</p></div>"
+    )
 
 
 def _violation(walk: Walkthrough) -> str:
@@ -232,6 +316,17 @@ def _violation(walk: Walkthrough) -> str:
     found = (
         f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
     )
+    if walk.history is not None:
+        calls = len(walk.history.calls)
+        return (
+            f'<section class="violation" data-kind="history" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
+            f'data-steps="0" data-calls="{calls}">'
+            f"<h2>{_e(walk.property_id)} {_e(walk.title)}: a history of {calls} calls{_e(found)}</h2>"
+            + _history(walk)
+            + f'<div class="replay"><span>Run again:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'
+            f'<button type="button" class="copy" data-copy="{anchor}">Copy</button></div>'
+            "</section>"
+        )
     steps = "".join(_step(walk, drawn) for drawn in walk.steps)
     return (
         f'<section class="violation" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
@@ -241,7 +336,6 @@ def _violation(walk: Walkthrough) -> str:
         + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
         + _e(walk.config.journal_phrase())
         + f'.</p><ol class="steps">{steps}</ol>'
-        + _timeline(walk)
         + f'<div class="replay"><span>Replay:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'
         f'<button type="button" class="copy" data-copy="{anchor}">Copy</button></div>'
         "</section>"
@@ -320,6 +414,19 @@ table.verdicts th,table.verdicts td{border-bottom:1px solid #ddd;padding:4px 6px
 .v-passed .verdict{color:#17692b;font-weight:600}.v-violated .verdict{color:#b00020;font-weight:700}
 .v-unknown .verdict,.v-error .verdict{color:#9a5b00;font-weight:600}.v-not_assessed .verdict{color:#777}
 .chip{display:inline-block;background:#eef;border-radius:8px;padding:0 6px;margin:1px;font-size:.85em}
+.lanes{margin:6px 0;border:1px solid #ddd;border-radius:6px;padding:6px}
+.lane{display:flex;align-items:center;gap:6px;margin:3px 0}
+.lane-name{flex:0 0 3.6em;font-size:.85em;color:#555;overflow:hidden;text-overflow:ellipsis}
+.track{flex:1 1 auto;min-width:0;display:grid;background:repeating-linear-gradient(90deg,#f6f6f6 0 1px,transparent 1px 10%);border-radius:3px}
+.call{grid-row:1;display:block;min-width:0;overflow:hidden;white-space:nowrap;font-size:.75em;line-height:1.7;padding:0 2px;border-radius:3px;border:1px solid #666;text-align:left;font-family:ui-monospace,monospace}
+.call.placed{background:var(--ins)}.call.stuck{background:var(--bad);outline:2px solid #b00020;font-weight:700}
+.call.unplaced{background:#e8e8e8}.call.open{border-right:3px dashed #666}
+.axis{display:flex;justify-content:space-between;font-size:.75em;color:#666;margin-left:calc(3.6em + 6px)}
+ul.calls{list-style:none;padding:0;margin:6px 0;font-size:.88em}ul.calls li{margin:2px 0;overflow-wrap:anywhere}
+ul.calls .t{color:#666}.placed-tag{color:#17692b}.unplaced-tag{color:#777}
+pre.program{background:#f4f4f4;padding:6px;white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em}
+ol.order{font-size:.88em;padding-left:1.6em}ol.order li{overflow-wrap:anywhere}
+.verdict-box p{overflow-wrap:anywhere}
 .chip.zero{background:#fde2c5}.chip a{color:inherit;text-decoration:none}
 details.terms{margin:1.5em 0;font-size:.9em}details.terms dt{font-weight:600;margin-top:.5em}
 details.terms dd{margin:0 0 0 1em}details.terms .ex{color:#555;font-family:ui-monospace,monospace;font-size:.9em}

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -43,8 +44,12 @@ from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.traces import parse_trace
 from rollcert.stateful_tests.verdicts import CertificateData
+from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.stateful_tests.verdicts import Counterexample
+from rollcert.stateful_tests.verdicts import HistoryCall
+from rollcert.stateful_tests.verdicts import OrderedCall
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.stateful_tests.verdicts import StuckCall
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import KnownFinding
@@ -201,8 +206,51 @@ def _property_ids() -> frozenset[str]:
     return frozenset(ALL_PROPERTY_IDS)
 
 
+def _finite(value: object, where: str) -> float:
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        raise ValueError(f"{where} is not a finite number")
+    return number
+
+
+def _history(stored: dict[str, Any], where: str) -> ConcurrentHistory:
+    """An R7 counterexample's recorded history; ``ValueError`` if its parts do not
+    refer to each other (an order or a stuck call naming a call it does not have)."""
+    calls = []
+    for n, call in enumerate(stored["calls"]):
+        returned = call["returned"]
+        calls.append(HistoryCall(
+            int(call["id"]), clean(call["thread"]), _finite(call["called"], f"{where}.calls[{n}].called"),
+            None if returned is None else _finite(returned, f"{where}.calls[{n}].returned"),
+            clean(call["action"]), clean(call["result"]),
+        ))
+    ids = [call.id for call in calls]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{where}: two calls have the same id")
+    order = tuple(
+        OrderedCall(int(o["call"]), _bytes(o["buffer"], f"{where}.order[{n}].buffer"), int(o["depth"]), int(o["revision"]))
+        for n, o in enumerate(stored["order"])
+    )
+    stuck = tuple(
+        StuckCall(int(s["call"]), clean(s["allowed"]), tuple(clean(text) for text in s.get("elsewhere") or ()))
+        for s in stored["stuck"]
+    )
+    named = [o.call for o in order] + [s.call for s in stuck]
+    if any(call_id not in set(ids) for call_id in named):
+        raise ValueError(f"{where}: the order or a stuck call names a call the history does not have")
+    return ConcurrentHistory(
+        tuple(clean(line) for line in stored["program"]), tuple(calls), order, stuck,
+        int(stored["failed"]), int(stored["runs"]),
+    )
+
+
 def _counterexample(property_id: str, record: dict[str, Any], target_name: str) -> Counterexample | None:
     stored = record["counterexample"]
+    history = (
+        _history(stored["history"], f"properties.{property_id}.counterexample.history") if "history" in stored else None
+    )
+    if not stored["steps"] and history is None:
+        raise ValueError("a counterexample with no steps (and no concurrent history)")
     family, config, _ = parse_trace(json.dumps(stored["trace"]))
     steps = []
     for position, step in enumerate(stored["steps"]):
@@ -215,6 +263,7 @@ def _counterexample(property_id: str, record: dict[str, Any], target_name: str) 
     return Counterexample(
         _machine(property_id, record, family.name), target_name, config.initial, config.capacity, config.policy,
         tuple(steps), clean_lines(stored.get("explanation", "")), config.durable, family.name, config.durability,
+        history,
     )
 
 

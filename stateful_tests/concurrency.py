@@ -80,11 +80,16 @@ from rollcert.stateful_tests.linearizability import RollbackToLabel
 from rollcert.stateful_tests.linearizability import SpliceCall
 from rollcert.stateful_tests.linearizability import check
 from rollcert.stateful_tests.linearizability import overlapping
+from rollcert.stateful_tests.linearizability import predict
 from rollcert.stateful_tests.linearizability import replay_order
 from rollcert.stateful_tests.profiles import Profile
 from rollcert.stateful_tests.program_family import ProgramFamily
+from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.stateful_tests.verdicts import Counterexample
+from rollcert.stateful_tests.verdicts import HistoryCall
+from rollcert.stateful_tests.verdicts import OrderedCall
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.stateful_tests.verdicts import StuckCall
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import HarnessError
@@ -700,7 +705,7 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
         text = explain(target, minimal, recount.failed, recount.runs)
         result.verdict = "violated"
         result.reason = text
-        result.counterexample = _counterexample(target, minimal, text)
+        result.counterexample = _counterexample(target, minimal, text, recount.failed, recount.runs)
     except HarnessError as error:
         result.verdict = "error"
         result.reason = f"the adapter or the SUT broke: {error}"
@@ -728,78 +733,201 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
 
 # -- counterexamples for people ---------------------------------------------------------------------
 
-TIMELINE_WIDTH = 48
+TIMELINE_WIDTH = 60
 
 
-def timeline(history: History) -> list[str]:
-    """One row per call, grouped by thread: ``[`` where it was called, ``]`` where it
-    returned (``>`` running off the right edge: the outcome is unknown), on a
-    common time axis in microseconds from the first call."""
-    start = min(c.called for c in history.calls)
-    end = max(c.returned if c.returned is not None else c.called for c in history.calls)
-    span = max(end - start, 1)
+def _history_calls(history: History) -> tuple[HistoryCall, ...]:
+    start = min((c.called for c in history.calls), default=0)
+    return tuple(
+        HistoryCall(
+            c.id, c.thread, round((c.called - start) / 1000, 1),
+            None if c.returned is None else round((c.returned - start) / 1000, 1),
+            c.action.describe(), c.describe_result(),
+        )
+        for c in history.calls
+    )
 
-    def column(t: int) -> int:
-        return round((t - start) * (TIMELINE_WIDTH - 1) / span)
 
-    label_width = max(len(f"{c.action.describe()} {c.describe_result()}") for c in history.calls)
-    rows: list[str] = []
-    for thread in dict.fromkeys(c.thread for c in history.calls):
-        for call in (c for c in history.calls if c.thread == thread):
-            bar = [" "] * TIMELINE_WIDTH
-            first = column(call.called)
-            last = column(call.returned) if call.returned is not None else TIMELINE_WIDTH - 1
-            for i in range(first, last + 1):
-                bar[i] = "="
-            if last == first and last + 1 < TIMELINE_WIDTH:
-                last += 1  # a call shorter than one column still shows both marks
-                bar[last] = "="
-            bar[first] = "["
-            bar[last] = "]" if call.returned is not None else ">"
-            times = f"{(call.called - start) / 1000:8.1f} – " + (
-                f"{(call.returned - start) / 1000:.1f} µs" if call.returned is not None else "?"
-            )
-            label = f"{call.action.describe()} {call.describe_result()}"
-            rows.append(f"    {thread:<6} #{call.id:<2} {label:<{label_width}} |{''.join(bar)}| {times}")
+@dataclass(frozen=True)
+class Lane:
+    """One thread's calls on a time axis of columns: per call its first and last column."""
+
+    thread: str
+    bars: tuple[tuple[HistoryCall, int, int], ...]
+
+
+def lane_layout(
+    calls: Sequence[HistoryCall], width: int, min_span: Callable[[HistoryCall], int]
+) -> tuple[tuple[Lane, ...], int]:
+    """The lanes of a history, and the number of columns they take: a call runs
+    from the column of its call to the column of its return (to the last column
+    when it never returned), at least ``min_span(call)`` columns wide so its
+    label fits; a thread's calls ran one after another, so a bar that had to
+    grow pushes the next one of its lane right (past ``width`` if need be)."""
+    if not calls:
+        return (), width
+    start = min(c.called for c in calls)
+    end = max(c.returned if c.returned is not None else c.called for c in calls)
+    span = max(end - start, 1e-9)
+
+    def column(t: float) -> int:
+        return round((t - start) * (width - 1) / span)
+
+    result = []
+    used = width
+    for thread in dict.fromkeys(c.thread for c in calls):
+        bars = []
+        free = 0
+        for call in (c for c in calls if c.thread == thread):
+            first = max(column(call.called), free)
+            last = column(call.returned) if call.returned is not None else width - 1
+            last = max(last, first + min_span(call) - 1)
+            bars.append((call, first, last))
+            free = last + 1
+            used = max(used, last + 1)
+        result.append(Lane(thread, tuple(bars)))
+    return tuple(result), used
+
+
+def lanes(calls: Sequence[HistoryCall], width: int = TIMELINE_WIDTH) -> list[str]:
+    """One lane per thread on a common time axis: each call a bar from where it
+    was called (``[``) to where it returned (``]``; ``>`` running off the right
+    edge: the outcome is unknown), labelled with its number."""
+    layout, used = lane_layout(calls, width, lambda call: len(f"#{call.id}") + 2)
+    if not layout:
+        return []
+    name_width = max(len(lane.thread) for lane in layout)
+    rows = []
+    for lane in layout:
+        bar = [" "] * used
+        for call, first, last in lane.bars:
+            label = f"#{call.id}"
+            bar[first : last + 1] = ["["] + list(label) + ["="] * (last - first - len(label) - 1) + [
+                "]" if call.returned is not None else ">"
+            ]
+        rows.append(f"    {lane.thread:<{name_width}} |{''.join(bar)}|")
     return rows
 
 
-def explain(target: Target, failure: NotLinearizable, failed: int, runs: int) -> str:
-    history, result = failure.history, failure.result
-    placed = replay_order(history, result.order)
+def timeline(history: History) -> list[str]:
+    """The history's lanes (see :func:`lanes`), one row per thread."""
+    return lanes(_history_calls(history))
+
+
+def history_text(target_name: str, history: ConcurrentHistory) -> str:
+    """An R7 counterexample for people, from its record alone: the program, the
+    history as lanes with a line per call, the linearisation attempt that went
+    furthest, and why it stops — what the model answers the next call there, and
+    at the other places real time allows in that order."""
+    calls = {call.id: call for call in history.calls}
+
+    def named(call_id: int) -> str:
+        call = calls[call_id]
+        return f"{call.thread} #{call.id} {call.action} {call.result}"
+
+    label_width = max((len(f"{c.action} {c.result}") for c in history.calls), default=0)
+    thread_width = max((len(c.thread) for c in history.calls), default=0)
     lines = [
-        f"R7 on {target.name}: no sequential order explains this history "
-        f"(the program below failed {failed} of {runs} runs).",
-        "  Program:",
-        *(f"    {line}" for line in failure.program.describe()),
-        "  Timeline, per thread ([ called, ] returned):",
-        *timeline(history),
-        f"  Longest sequential order found ({len(placed)} of {len(history.calls)} calls), each as the model says:",
+        f"R7 on {target_name}: no sequential order explains this history "
+        f"(the program below failed {history.failed} of {history.runs} runs).",
+        "  Program (the prefix runs first, then the threads at once, on one shared buffer):",
+        *(f"    {line}" for line in history.program),
+        "  Timeline, one lane per thread ([ called, ] returned, > never returned; time runs right):",
+        *lanes(history.calls),
+        *(
+            f"    #{c.id:<3} {c.thread:<{thread_width}} {f'{c.action} {c.result}':<{label_width}}  "
+            f"{c.called:9.1f} – " + (f"{c.returned:.1f} µs" if c.returned is not None else "? (no reply)")
+            for c in history.calls
+        ),
+        f"  Longest sequential order found ({len(history.order)} of {len(history.calls)} calls; it respects real "
+        "time, and each call gives what was observed):",
     ]
-    for number, step in enumerate(placed, 1):
-        after = step.prediction.after.model
+    for number, placed in enumerate(history.order, 1):
         lines.append(
-            f"    {number}. {step.call.thread} #{step.call.id} {step.call.action.describe()} "
-            f"{step.call.describe_result()}   -> buffer {after.current!r}, depth {after.depth}, revision {after.revision}"
+            f"    {number}. {named(placed.call)}   -> buffer {placed.buffer!r}, depth {placed.depth}, "
+            f"revision {placed.revision}"
         )
     lines.append("  Could not be placed next (every call that may come next fails):")
-    for stuck in result.stuck:
-        allowed = "cannot run here" if stuck.allowed is None else f"the model would {stuck.allowed.describe()}"
-        lines.append(
-            f"    {stuck.call.thread} #{stuck.call.id} {stuck.call.action.describe()} {stuck.call.describe_result()}, "
-            f"but here {allowed}"
-        )
-    lines.append(
-        "  The steps listed above the timeline (if any) are the longest order's operations; "
-        "replaying them one by one succeeds: the failure needs the concurrent timeline."
-    )
+    for stuck in history.stuck:
+        allowed = stuck.allowed if stuck.allowed == "cannot run here" else f"the model would {stuck.allowed}"
+        lines.append(f"    {named(stuck.call)}, but here {allowed}")
+        for other in stuck.elsewhere:
+            lines.append(f"      placed {other.replace(': ', ', the model would ', 1)}")
     return "\n".join(lines)
 
 
-def _counterexample(target: Target, failure: NotLinearizable, text: str) -> Counterexample | None:
-    """The longest sequential order's model operations as judged steps (all as the
-    model says), the timeline in the explanation. ``None`` if that order holds no
-    operation of the model (only observations): the reason still has the text."""
+def history_why(history: ConcurrentHistory) -> str:
+    """Why the linearisation attempt failed, in one or two sentences."""
+    if not history.stuck:
+        return "No order of the calls that respects real time replays through the model with the results observed."
+    calls = {call.id: call for call in history.calls}
+    parts = []
+    for stuck in history.stuck:
+        call = calls[stuck.call]
+        here = "cannot run there" if stuck.allowed == "cannot run here" else f"would {stuck.allowed} there"
+        others = "; ".join(stuck.elsewhere)
+        parts.append(
+            f"{call.thread} #{call.id} {call.action} {call.result}: after the longest order the model {here}"
+            + (f", and at the other places real time allows ({others})" if others else "")
+        )
+    return (
+        "Every order of the calls that respects real time was tried, and none replays through the model with "
+        f"the results observed. {'; '.join(parts)}. So a caller got a result no order of whole operations "
+        "gives: it saw, or acted on, the buffer between two steps of another thread's call."
+    )
+
+
+def explain(target: Target, failure: NotLinearizable, failed: int, runs: int) -> str:
+    history = concurrent_history(failure, failed, runs)
+    return history_text(target.name, history) + "\n  Why: " + history_why(history)
+
+
+def _elsewhere(history: History, result: CheckResult, stuck: Call) -> tuple[str, ...]:
+    """What the model would answer ``stuck`` at each other place of the longest
+    order that real time allows (after every call of the order that returned
+    before it was called, before every one called after it returned)."""
+    placed = replay_order(history, result.order)
+    answers: list[str] = []
+    for position in range(len(placed)):
+        before_it = placed[:position]
+        after_it = placed[position:]
+        if any(p.call.returned is not None and p.call.returned < stuck.called for p in after_it):
+            continue
+        if stuck.returned is not None and any(stuck.returned < p.call.called for p in before_it):
+            continue
+        prediction = predict(placed[position].before, stuck.action)
+        where = f"before {placed[position].call.thread} #{placed[position].call.id} {placed[position].call.action.describe()}"
+        answer = "cannot run" if prediction is None else prediction.describe()
+        answers.append(f"{where}: {answer}")
+    return tuple(answers)
+
+
+def concurrent_history(failure: NotLinearizable, failed: int, runs: int) -> ConcurrentHistory:
+    """The counterexample as data a certificate can carry: the program, the
+    history (times in µs from the first call), the longest order with the model
+    state after each call, and each stuck call with what the model allowed."""
+    history, result = failure.history, failure.result
+    calls = _history_calls(history)
+    order = tuple(
+        OrderedCall(p.call.id, p.prediction.after.model.current, p.prediction.after.model.depth,
+                    p.prediction.after.model.revision)
+        for p in replay_order(history, result.order)
+    )
+    stuck = tuple(
+        StuckCall(
+            s.call.id,
+            "cannot run here" if s.allowed is None else s.allowed.describe(),
+            _elsewhere(history, result, s.call),
+        )
+        for s in result.stuck
+    )
+    return ConcurrentHistory(tuple(failure.program.describe()), calls, order, stuck, failed, runs)
+
+
+def _counterexample(target: Target, failure: NotLinearizable, text: str, failed: int = 1, runs: int = 1) -> Counterexample:
+    """The whole history (:class:`ConcurrentHistory`), and the longest sequential
+    order's model operations as judged steps (all as the model says: each alone
+    replays fine, the failure needs the concurrent timeline)."""
     from rollcert.stateful_tests.family import Observed
     from rollcert.stateful_tests.family import StepRecord
 
@@ -811,9 +939,10 @@ def _counterexample(target: Target, failure: NotLinearizable, text: str) -> Coun
         after = placed.prediction.after.model
         observed = Observed(placed.prediction.error, after.current, after.depth, after.revision)
         steps.append(StepRecord(len(steps) + 1, action, placed.before.model.current, observed, observed, True))
-    if not steps:
-        return None
-    return Counterexample("R7", target.name, failure.history.initial, None, "reject", tuple(steps), text)
+    return Counterexample(
+        "R7", target.name, failure.history.initial, None, "reject", tuple(steps), text,
+        history=concurrent_history(failure, failed, runs),
+    )
 
 
 class ConcurrentPrograms(ProgramFamily):

@@ -24,6 +24,63 @@ from rollcert.targets.adapter import Target
 VERDICTS = ("passed", "violated", "unknown", "not_assessed", "error")
 
 
+@dataclass(frozen=True)
+class HistoryCall:
+    """One call of an R7 history as a person reads it: the thread, its interval
+    in microseconds from the first call (``returned`` is ``None`` when the
+    outcome is unknown), the call and what came back, in words."""
+
+    id: int
+    thread: str
+    called: float
+    returned: float | None
+    action: str
+    result: str
+
+
+@dataclass(frozen=True)
+class OrderedCall:
+    """One call of the longest sequential order the checker built, with the
+    model's state after it."""
+
+    call: int
+    buffer: bytes
+    depth: int
+    revision: int
+
+
+@dataclass(frozen=True)
+class StuckCall:
+    """A call that could have come next after the longest order and did not fit:
+    what the model answers there, and what it would answer at each other place
+    real time allows in that order (``elsewhere``: "before #3: return 9")."""
+
+    call: int
+    allowed: str
+    elsewhere: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConcurrentHistory:
+    """An R7 counterexample in full: the program, the history one of its runs
+    recorded, and the linearisation attempt that failed — everything ``explain``
+    and ``html`` draw, so a certificate holds it and nothing is run again (an
+    interleaving does not repeat on demand)."""
+
+    program: tuple[str, ...]
+    calls: tuple[HistoryCall, ...]
+    order: tuple[OrderedCall, ...]
+    stuck: tuple[StuckCall, ...]
+    failed: int
+    runs: int
+
+    def call(self, call_id: int) -> HistoryCall:
+        for call in self.calls:
+            if call.id == call_id:
+                return call
+        raise KeyError(call_id)
+
+
 
 @dataclass(frozen=True)
 class Counterexample:
@@ -42,6 +99,9 @@ class Counterexample:
     family: str = "rollback"
     #: The durable journal's mode (R5): "per_operation" or "batched"; replay must use it too.
     durability: str = "per_operation"
+    #: R7: the concurrent program, its observed history and the failed
+    #: linearisation (``steps`` then hold the longest order's operations only).
+    history: ConcurrentHistory | None = None
 
     def config(self) -> BufferConfig:
         """The buffer configuration the counterexample starts from."""

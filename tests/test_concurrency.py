@@ -91,8 +91,9 @@ def test_unlocked_observations_fail_the_issue_program_with_a_timeline() -> None:
     assert failure is not None and failure.failed >= 1
     assert failure.result.verdict == "not_linearizable"
     rows = timeline(failure.history)
-    assert len(rows) == len(failure.history.calls)
-    assert all("[" in row or "]" in row for row in rows)
+    assert len(rows) == len({call.thread for call in failure.history.calls})  # one lane per thread
+    assert all("[" in row and "]" in row for row in rows)
+    assert sum(row.count("[#") for row in rows) == len(failure.history.calls)
 
 
 def test_minimiser_keeps_a_failing_program_and_never_grows_it() -> None:
@@ -112,7 +113,8 @@ def test_r7_is_violated_on_a_specimen_with_a_timeline_counterexample() -> None:
     result = certify_linearizability(specimen("lock_per_rollback_step"), PROFILES["quick"], 0)
     assert result.verdict == "violated", result.reason
     assert "Timeline" in result.reason and "failed" in result.reason and "Could not be placed" in result.reason
-    assert result.counterexample is not None and result.counterexample.steps
+    assert result.counterexample is not None and result.counterexample.history is not None
+    assert result.counterexample.history.stuck and result.counterexample.history.failed >= 1
 
 
 @pytest.mark.slow
