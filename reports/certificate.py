@@ -138,6 +138,8 @@ def format_steps(steps: Sequence[StepRecord]) -> list[str]:
         marks_e = (span[0], span[1]) if span else None
         marks_a = (span[0], span[2]) if span else None
         lines.append(f"       expected  {show_bytes(expected.buffer, marks_e)}   ({terminal(expected.status())})")
+        for other in (outcome for outcome in record.allowed if outcome != expected):
+            lines.append(f"             or  {show_bytes(other.buffer)}   ({terminal(other.status())})")
         lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   ({terminal(actual.status())})")
         if record.sut_message:
             lines.append(f"       the implementation said: {terminal(record.sut_message)}")

@@ -45,6 +45,7 @@ from rollcert.model.reference import ModelState
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
 from rollcert.reports.escape import terminal
+from rollcert.reports.escape import terminal_lines
 from rollcert.reports.stored_certificate import CertificateFileError
 from rollcert.reports.stored_certificate import StoredCertificate
 from rollcert.reports.stored_certificate import read_certificate_file
@@ -52,6 +53,7 @@ from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import Counterexample
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
@@ -326,6 +328,14 @@ def _walk_diff(config: BufferConfig, records: Sequence[StepRecord], budget: _Bud
 # -- why, and where it should have looked ---------------------------------------------------------
 
 
+def other_outcomes(record: StepRecord) -> tuple[Observed, ...]:
+    """The outcomes the model also allowed at a step besides ``expected`` (a crash
+    recovers the state before *or* after the interrupted operation; a rollback
+    that meets a barrier refuses *or* stops there): each is shown, so a reader
+    never takes the one shown first for the only right answer."""
+    return tuple(outcome for outcome in record.allowed if outcome != record.expected)
+
+
 def why_sentence(record: StepRecord) -> str:
     """One sentence: how the implementation's answer differs from the model's."""
     expected, actual = record.expected, record.actual
@@ -394,12 +404,28 @@ def _look_r4(walk: _Walk, failing: DrawnStep) -> str:
         return ""
     index, write, depth = writes[-1]
     assert isinstance(write, OutOfLogWrite)
-    return (
+    wrote = (
         f"Step {index} wrote [{write.offset}, {write.offset + write.delete_length}) -> {write.insert!r} behind "
-        f"the log's back at depth {depth}. Before undoing record {depth} the implementation should have "
-        "compared the buffer with what its log says it holds (a version or digest check) and raised "
-        "DivergenceError, changing nothing."
+        f"the log's back at depth {depth}."
     )
+    expected = failing.record.expected
+    if expected.error == "DivergenceError":
+        return (
+            f"{wrote} Before undoing record {depth} — the step that would cross the write — the implementation "
+            "should have compared the buffer with what its log says it holds (a version or digest check) and "
+            "raised DivergenceError, changing nothing."
+        )
+    if expected.error is None:
+        # The model lets this rollback through: it undoes nothing at or below the
+        # write, so the write's bytes stay. Saying "raise DivergenceError" here
+        # would teach the wrong fix.
+        return (
+            f"{wrote} This rollback does not cross it: the model lets it succeed and keeps the write's bytes "
+            f"(expected {expected.buffer!r}). The implementation should have undone only the records above the "
+            "write, one LIFO step at a time, and checked each; jumping to a copy of the buffer taken before the "
+            "write (or replaying past it) erases what the other writer put there."
+        )
+    return ""
 
 
 def _look_s1(walk: _Walk, failing: DrawnStep) -> str:
@@ -624,6 +650,8 @@ def render_step(walk: Walkthrough, drawn: DrawnStep) -> list[str]:
     else:
         lines.append(f"  expected  {show_marked(record.expected.buffer, drawn.expected_marks or drawn.after_marks)}"
                      f"   ({terminal(record.expected.status())})")
+        for other in other_outcomes(record):
+            lines.append(f"        or  {show_marked(other.buffer, ())}   ({terminal(other.status())})")
         lines.append(
             f"  actual    {show_marked(record.actual.buffer, drawn.actual_marks)}   ({terminal(record.actual.status())})"
         )
@@ -659,16 +687,16 @@ def render_history(walk: Walkthrough) -> str:
     assert walk.history is not None
     found = f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
     lines = [
-        f"{walk.property_id} {walk.title} on {walk.target}{found}: a history of {len(walk.history.calls)} calls "
+        f"{walk.property_id} {walk.title} on {terminal(walk.target)}{found}: a history of {len(walk.history.calls)} calls "
         f"on {len({c.thread for c in walk.history.calls if c.thread != 'prefix'})} threads, "
         f"starting from {shown_repr(walk.config.initial)}.",
         "",
-        walk.explanation,
+        terminal_lines(walk.explanation),
         "",
         f"  Broken:   {walk.rule}",
-        f"  Why:      {walk.why}",
+        f"  Why:      {terminal(walk.why)}",
         "",
-        f"Run again: {walk.replay} (which run fails depends on how the threads were scheduled; the longest "
+        f"Run again: {terminal(walk.replay)} (which run fails depends on how the threads were scheduled; the longest "
         "order's steps alone replay without failing)",
     ]
     return "\n".join(lines)

@@ -29,6 +29,7 @@ from rollcert.reports.explain import DrawnStep
 from rollcert.reports.explain import ExplainError
 from rollcert.reports.explain import Span
 from rollcert.reports.explain import Walkthrough
+from rollcert.reports.explain import other_outcomes
 from rollcert.reports.explain import property_title
 from rollcert.reports.explain import stored_walkthrough
 from rollcert.reports.explain import walkthrough
@@ -159,7 +160,12 @@ def strip(data: bytes, marks: Sequence[Span], label: str) -> str:
         if position < last:
             kinds = " ".join(s.kind for s in marks if s.start <= position < s.end)
             title = f"byte {position}" + (f": {kinds}" if kinds else "")
-            cells.append(f'<span class="c {kinds}" title="{_e(title)}">{_e(_glyph(data[position]))}</span>')
+            glyph = _glyph(data[position])
+            # Every cell is as wide as every other (an escape in a smaller font), and
+            # an empty mark takes no width: two strips of equal length wrap at the same
+            # byte, so expected and actual stay aligned at a phone's width.
+            escape = " esc" if len(glyph) > 1 else ""
+            cells.append(f'<span class="c {kinds}{escape}" title="{_e(title)}">{_e(glyph)}</span>')
     if last < len(data):
         cells.append(f'<span class="empty">…{len(data) - last} more bytes…</span>')
     if not data and not marks:
@@ -203,7 +209,12 @@ def _step(walk: Walkthrough, drawn: DrawnStep) -> str:
         parts.append(
             '<div class="pair">'
             f'<div class="side expected">{strip(record.expected.buffer, drawn.expected_marks, "expected")}'
-            f'<p class="status">{_e(record.expected.status())}</p></div>'
+            f'<p class="status">{_e(record.expected.status())}</p>'
+            + "".join(
+                f'{strip(other.buffer, (), "or")}<p class="status">{_e(other.status())}</p>'
+                for other in other_outcomes(record)
+            )
+            + "</div>"
             f'<div class="side actual">{strip(record.actual.buffer, drawn.actual_marks, "actual")}'
             f'<p class="status">{_e(record.actual.status())}</p></div>'
             "</div>"
@@ -438,10 +449,11 @@ li.step.failing{border:2px solid #b00020;background:#fff8f8}
 .op .n{background:var(--ink);color:#fff;border-radius:10px;padding:0 7px;font-size:.85em}
 .tag{background:#b00020;color:#fff;border-radius:3px;padding:0 6px;font-size:.8em}
 .strip{display:flex;align-items:flex-start;gap:6px;margin:3px 0}
-.label{flex:0 0 4.8em;color:#555;font-size:.85em;padding-top:2px}
+.label{flex:0 0 5.4em;min-width:0;overflow:hidden;color:#555;font-size:.85em;padding-top:2px}
 .cells{display:flex;flex-wrap:wrap;min-width:0}
-.c{display:inline-block;min-width:1.35em;padding:1px 2px;margin:0 1px 2px 0;text-align:center;border:1px solid #ccc;border-radius:2px;background:#fafafa;font-size:.9em}
-.gap{display:inline-block;width:4px;height:1.5em;margin:0 2px;border-radius:2px}
+.c{display:inline-block;box-sizing:border-box;width:1.45rem;overflow:hidden;padding:1px 0;margin:0 1px 2px 0;text-align:center;border:1px solid #ccc;border-radius:2px;background:#fafafa;font-size:.9em}
+.c.esc{font-size:.55em;letter-spacing:-.5px;line-height:2.5}
+.gap{display:inline-block;width:4px;margin-right:-4px;height:1.5em;border-radius:2px;position:relative;z-index:1}
 .inserted{background:var(--ins)}.deleted{background:var(--del);text-decoration:line-through}
 .undone{background:var(--undo);text-decoration:line-through}.restored{background:var(--res)}
 .tampered{background:var(--tamp)}
@@ -467,7 +479,7 @@ button.copy{font:inherit;padding:4px 10px;border-radius:4px;border:1px solid #88
  table.verdicts thead{display:none}
  table.verdicts tr{display:block;border-bottom:1px solid #ccc;padding:4px 0}
  table.verdicts td{display:inline-block;border:0;padding:1px 4px}
- .label{flex-basis:3.8em}
+ .label{flex-basis:5.4em}
 }
 @media print{
  *{-webkit-print-color-adjust:exact;print-color-adjust:exact}

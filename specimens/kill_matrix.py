@@ -83,12 +83,19 @@ def kill_matrix(*, profile: str = "quick", seed: int = 0, names: list[str] | Non
     return matrix
 
 
+#: A cell that was not violated shows what it was: only a pass is ".". A property
+#: the specimen could not be assessed on (a missing capability) proves nothing,
+#: and drawing it as a pass made the matrix claim what was never run.
+_SURVIVED = {"passed": ".", "not_assessed": "n", "unknown": "?", "error": "e"}
+
+
 def render_kill_matrix(matrix: KillMatrix) -> str:
     properties = list(PROPERTIES)
     width = max([len(row.specimen.name) for row in matrix.rows] + [8])
     lines = [
         "Kill matrix: X = violated as its story says, x = also caught (explained), "
-        "! = violated unexpectedly, - = survived where it must die, . = passed",
+        "! = violated unexpectedly, - = survived where it must die, . = passed, "
+        "n = not assessed, ? = unknown, e = error",
         "",
         f"{'specimen':<{width}}  " + "  ".join(f"{p:>3}" for p in properties) + "  steps  as expected",
     ]
@@ -105,7 +112,8 @@ def render_kill_matrix(matrix: KillMatrix) -> str:
             elif pid in row.must_kill:
                 cells.append("-")
             else:
-                cells.append(".")
+                result = row.certificate.results.get(pid)
+                cells.append(_SURVIVED.get(result.verdict if result is not None else "not_assessed", "?"))
         story_steps = [
             len(r.counterexample.steps)
             for p, r in row.certificate.results.items()
