@@ -233,20 +233,15 @@ def _step(walk: Walkthrough, drawn: DrawnStep) -> str:
     return "".join(parts)
 
 
-#: Columns of the drawn time axis, and the fewest a call's bar takes (its label fits
-#: in four columns at a phone's width: 390 px leave about 300 px for the track).
-HTML_LANE_COLUMNS = 40
-HTML_MIN_BAR = 4
-
-
 def _lanes(history: ConcurrentHistory) -> str:
     """The history drawn as one lane per thread: each call a bar from its call to
-    its return, on a grid of columns that shrinks with the page (so it fits at
-    any width, a phone's included), green if the longest order placed it, red if
-    it could not be placed next, grey otherwise; hovering shows the call."""
+    its return on the axis of events (``concurrency.lane_layout``: order, not
+    duration), a grid whose columns shrink with the page, so it fits at any
+    width, a phone's included; green if the longest order placed it, red if it
+    could not be placed next, grey otherwise; hovering shows the call."""
     from rollcert.stateful_tests.concurrency import lane_layout
 
-    layout, used = lane_layout(history.calls, HTML_LANE_COLUMNS, lambda call: HTML_MIN_BAR)
+    layout, used = lane_layout(history.calls)
     position = {placed.call: n for n, placed in enumerate(history.order, 1)}
     stuck = {s.call for s in history.stuck}
     lanes = []
@@ -265,10 +260,10 @@ def _lanes(history: ConcurrentHistory) -> str:
             f'<div class="lane"><span class="lane-name">{_e(lane.thread)}</span>'
             f'<div class="track" style="grid-template-columns:repeat({used},minmax(0,1fr))">{"".join(bars)}</div></div>'
         )
-    end = max((c.returned if c.returned is not None else c.called for c in history.calls), default=0.0)
     return (
         f'<div class="lanes">{"".join(lanes)}'
-        f'<div class="axis"><span>0 µs</span><span>time →</span><span>{end:.1f} µs</span></div></div>'
+        '<div class="axis"><span>first call</span><span>→ in the order things happened (times below)</span>'
+        "<span>last</span></div></div>"
     )
 
 
@@ -417,7 +412,7 @@ _CSS = """
 :root{--ins:#c8f0c8;--del:#f6c6c6;--undo:#ffd9a8;--res:#c6dcff;--tamp:#e4c8f4;--bad:#ffe14d;--ink:#1d1d1f}
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);margin:0 auto;padding:16px;max-width:1100px}
-h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em}
+h1{font-size:1.4em;margin:.2em 0;overflow-wrap:anywhere}h2{font-size:1.15em;margin:1.4em 0 .4em}
 code,pre,.c{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
 .meta{color:#555;margin:.2em 0 1em}
 table.verdicts{border-collapse:collapse;width:100%;font-size:.92em}
@@ -428,7 +423,7 @@ table.verdicts th,table.verdicts td{border-bottom:1px solid #ddd;padding:4px 6px
 .lanes{margin:6px 0;border:1px solid #ddd;border-radius:6px;padding:6px}
 .lane{display:flex;align-items:center;gap:6px;margin:3px 0}
 .lane-name{flex:0 0 3.6em;font-size:.85em;color:#555;overflow:hidden;text-overflow:ellipsis}
-.track{flex:1 1 auto;min-width:0;display:grid;background:repeating-linear-gradient(90deg,#f6f6f6 0 1px,transparent 1px 10%);border-radius:3px}
+.track{flex:1 1 auto;min-width:0;display:grid;gap:0 1px;background:#fafafa;border-radius:3px}
 .call{grid-row:1;display:block;min-width:0;overflow:hidden;white-space:nowrap;font-size:.75em;line-height:1.7;padding:0 2px;border-radius:3px;border:1px solid #666;text-align:left;font-family:ui-monospace,monospace}
 .call.placed{background:var(--ins)}.call.stuck{background:var(--bad);outline:2px solid #b00020;font-weight:700}
 .call.unplaced{background:#e8e8e8}.call.open{border-right:3px dashed #666}

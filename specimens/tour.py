@@ -138,11 +138,14 @@ def _counterexample_section(property_id: str, registry: dict[str, Specimen]) -> 
         specimen = next(iter(breakers(property_id, registry)), None)
         name = specimen.name if specimen is not None else "NAME"
         return specimen, [
-            "A concurrency counterexample is a history of overlapping calls, and which interleaving shows the bug "
-            "depends on the threads' scheduling, so it differs from run to run and is not printed here. "
-            f"`rollcert certify specimen:{name} --only R7` finds one and prints its per-thread timeline: the longest "
-            "order of the calls that fits the model, the call that cannot be placed, and what the model allowed there "
-            "(`docs/concurrency.md` shows one)."
+            "A concurrency counterexample is a [history](glossary.md#history) of overlapping calls, and which "
+            "interleaving shows the bug depends on the threads' scheduling, so it differs from run to run and is "
+            f"not printed here. `rollcert certify specimen:{name} --only R7 --json c.json` finds one and keeps it "
+            "whole in the certificate; `rollcert explain c.json --property R7` (or `rollcert html c.json c.html`) "
+            "then draws it without running anything again: the program, one [lane](glossary.md#lane) per thread "
+            "with each call a bar from its call to its return, the [longest order](glossary.md#longest-order) of "
+            "the calls that fits the model, and the call that cannot come next with what the model would answer "
+            "there and wherever else real time allows it (`docs/concurrency.md` shows one)."
         ]
     for specimen in breakers(property_id, registry):
         assert specimen.target is not None

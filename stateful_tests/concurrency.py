@@ -733,7 +733,9 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
 
 # -- counterexamples for people ---------------------------------------------------------------------
 
-TIMELINE_WIDTH = 60
+#: Columns per event (a call or a return) in the text lanes: a bar spans at
+#: least its own two events, six columns, room for ``[#12]``.
+TEXT_COLUMNS_PER_EVENT = 3
 
 
 def _history_calls(history: History) -> tuple[HistoryCall, ...]:
@@ -750,59 +752,56 @@ def _history_calls(history: History) -> tuple[HistoryCall, ...]:
 
 @dataclass(frozen=True)
 class Lane:
-    """One thread's calls on a time axis of columns: per call its first and last column."""
+    """One thread's calls on the axis of events: per call the rank of its call
+    and the rank of its return (the last rank when it never returned)."""
 
     thread: str
     bars: tuple[tuple[HistoryCall, int, int], ...]
 
 
-def lane_layout(
-    calls: Sequence[HistoryCall], width: int, min_span: Callable[[HistoryCall], int]
-) -> tuple[tuple[Lane, ...], int]:
-    """The lanes of a history, and the number of columns they take: a call runs
-    from the column of its call to the column of its return (to the last column
-    when it never returned), at least ``min_span(call)`` columns wide so its
-    label fits; a thread's calls ran one after another, so a bar that had to
-    grow pushes the next one of its lane right (past ``width`` if need be)."""
+def lane_layout(calls: Sequence[HistoryCall]) -> tuple[tuple[Lane, ...], int]:
+    """The lanes of a history, and how many events the axis has.
+
+    The axis is the order of the events — each call and each return, sorted by
+    time, a call before a return at the same instant, as the checker reads them
+    — not their durations: linearizability depends only on which call returned
+    before which other was called, and a history spans microseconds of prefix
+    and milliseconds of threads, which a time scale crushes into unreadable
+    slivers. On this axis every bar is at least two events wide, two bars
+    overlap exactly when the calls did, and the drawing fits any width."""
     if not calls:
-        return (), width
-    start = min(c.called for c in calls)
-    end = max(c.returned if c.returned is not None else c.called for c in calls)
-    span = max(end - start, 1e-9)
-
-    def column(t: float) -> int:
-        return round((t - start) * (width - 1) / span)
-
-    result = []
-    used = width
-    for thread in dict.fromkeys(c.thread for c in calls):
-        bars = []
-        free = 0
-        for call in (c for c in calls if c.thread == thread):
-            first = max(column(call.called), free)
-            last = column(call.returned) if call.returned is not None else width - 1
-            last = max(last, first + min_span(call) - 1)
-            bars.append((call, first, last))
-            free = last + 1
-            used = max(used, last + 1)
-        result.append(Lane(thread, tuple(bars)))
-    return tuple(result), used
+        return (), 0
+    events = sorted(
+        [(c.called, 0, c.id) for c in calls] + [(c.returned, 1, c.id) for c in calls if c.returned is not None]
+    )
+    rank = {(kind, call_id): n for n, (_, kind, call_id) in enumerate(events)}
+    last = len(events) - 1
+    lanes = tuple(
+        Lane(thread, tuple(
+            (c, rank[(0, c.id)], rank[(1, c.id)] if c.returned is not None else last)
+            for c in calls if c.thread == thread
+        ))
+        for thread in dict.fromkeys(c.thread for c in calls)
+    )
+    return lanes, len(events)
 
 
-def lanes(calls: Sequence[HistoryCall], width: int = TIMELINE_WIDTH) -> list[str]:
-    """One lane per thread on a common time axis: each call a bar from where it
-    was called (``[``) to where it returned (``]``; ``>`` running off the right
-    edge: the outcome is unknown), labelled with its number."""
-    layout, used = lane_layout(calls, width, lambda call: len(f"#{call.id}") + 2)
+def lanes(calls: Sequence[HistoryCall], per_event: int = TEXT_COLUMNS_PER_EVENT) -> list[str]:
+    """One lane per thread: each call a bar from its call (``[``) to its return
+    (``]``; ``>`` running to the right edge: the outcome is unknown), labelled
+    with its number, on the axis of events (:func:`lane_layout`)."""
+    layout, events = lane_layout(calls)
     if not layout:
         return []
     name_width = max(len(lane.thread) for lane in layout)
     rows = []
     for lane in layout:
-        bar = [" "] * used
+        bar = [" "] * (events * per_event)
         for call, first, last in lane.bars:
-            label = f"#{call.id}"
-            bar[first : last + 1] = ["["] + list(label) + ["="] * (last - first - len(label) - 1) + [
+            start, end = first * per_event, last * per_event + per_event - 1
+            inside = end - start - 1
+            label = f"#{call.id}"[:inside]
+            bar[start : end + 1] = ["["] + list(label) + ["="] * (inside - len(label)) + [
                 "]" if call.returned is not None else ">"
             ]
         rows.append(f"    {lane.thread:<{name_width}} |{''.join(bar)}|")
@@ -832,7 +831,8 @@ def history_text(target_name: str, history: ConcurrentHistory) -> str:
         f"(the program below failed {history.failed} of {history.runs} runs).",
         "  Program (the prefix runs first, then the threads at once, on one shared buffer):",
         *(f"    {line}" for line in history.program),
-        "  Timeline, one lane per thread ([ called, ] returned, > never returned; time runs right):",
+        "  Timeline, one lane per thread ([ called, ] returned, > never returned; left to right in the order "
+        "things happened, the times are in the list):",
         *lanes(history.calls),
         *(
             f"    #{c.id:<3} {c.thread:<{thread_width}} {f'{c.action} {c.result}':<{label_width}}  "

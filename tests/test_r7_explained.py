@@ -63,7 +63,7 @@ def _certificate(history: ConcurrentHistory = HISTORY) -> CertificateData:
 
 
 def test_lanes_draw_one_row_per_thread_with_each_call_inside_its_interval() -> None:
-    rows = lanes(HISTORY.calls, width=40)
+    rows = lanes(HISTORY.calls)
     assert [row.split("|")[0].strip() for row in rows] == ["prefix", "T1", "T2"]
     t1, t2 = rows[1].split("|")[1], rows[2].split("|")[1]
     # T2's read (30-40 µs) lies inside T1's rollback (20-80 µs): its bar starts after T1's.
