@@ -15,12 +15,18 @@ upgraded in place, so an environment is always exactly what its pins say.
 Creation prints one progress line on stderr (it can take a minute); a failure
 raises :class:`~rollcert.targets.adapter.TargetError` with the tail of the
 installer's output and the command to run by hand.
+
+A tool may need another Python than rollcert's (OpenHands' editor requires
+3.12): :func:`python_environment` then takes the version it needs and builds
+the venv with that interpreter, found by :func:`find_interpreter`.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -32,7 +38,7 @@ from pathlib import Path
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import TargetError
 
-__all__ = ["environments_root", "node_environment", "python_environment"]
+__all__ = ["environments_root", "find_interpreter", "node_environment", "python_environment"]
 
 #: The stamp file in each environment: the JSON of what it was built from.
 STAMP = "rollcert-tool-env.json"
@@ -127,20 +133,69 @@ def _build(
     (folder / STAMP).write_text(recipe.stamp(), encoding="utf-8")
 
 
-def python_environment(name: str, requirements: list[str]) -> Path:
+def _runs_as(candidate: str, version: str) -> str | None:
+    """The real executable behind ``candidate`` if it starts and is Python
+    ``version`` (a pyenv shim of a version not selected exits 127 instead)."""
+    try:
+        done = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.split("\n")
+    if done.returncode != 0 or len(lines) < 2 or lines[0].strip() != version or not lines[1].strip():
+        return None
+    return os.path.realpath(lines[1].strip())
+
+
+def find_interpreter(version: str) -> str:
+    """The path of a working Python ``version`` (``"3.12"``): ``pythonX.Y`` on PATH
+    if it runs as that version, else an installation of pyenv
+    (``$PYENV_ROOT/versions/X.Y.*``, default ``~/.pyenv``), whose PATH shim refuses
+    a version the shell has not selected. A :class:`TargetError` naming what was
+    tried when there is none."""
+    if not re.fullmatch(r"3\.\d{1,2}", version):
+        raise TargetError(f"a Python version is 'major.minor', e.g. '3.12'; got {version!r}")
+    tried: list[str] = []
+    on_path = shutil.which(f"python{version}")
+    candidates = [on_path] if on_path else []
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    candidates += sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{version}.*", "bin", f"python{version}")),
+                         reverse=True)
+    candidates += [f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
+    for candidate in candidates:
+        tried.append(candidate)
+        real = _runs_as(candidate, version) if os.path.exists(candidate) else None
+        if real is not None:
+            return real
+    raise TargetError(
+        f"this tool needs Python {version}, and none runs here (tried {', '.join(tried)}); "
+        f"install it (e.g. pyenv install {version}) or put python{version} on PATH"
+    )
+
+
+def python_environment(name: str, requirements: list[str], python_version: str | None = None) -> Path:
     """The interpreter of the venv ``name``, holding exactly the pinned ``requirements``.
 
-    Made with this interpreter's ``python -m venv`` and ``pip install`` on first use,
-    rebuilt when the pins (or the interpreter) change. Requirements are exact pins
+    Made with ``python -m venv`` and ``pip install`` on first use — by this
+    interpreter, or by a Python ``python_version`` (``"3.12"``, found by
+    :func:`find_interpreter`) for a tool that needs another — and rebuilt when
+    the pins (or the interpreter) change. Requirements are exact pins
     (``aider-chat==0.86.2``): the certificate names the version that was installed.
     """
     _check_name(name)
-    recipe = _Recipe("python", name, _check_pins(requirements, "=="), interpreter=os.path.realpath(sys.executable))
+    maker = sys.executable if python_version is None else find_interpreter(python_version)
+    recipe = _Recipe("python", name, _check_pins(requirements, "=="), interpreter=os.path.realpath(maker))
     folder = environments_root() / name
     python = folder / "bin" / "python"
     if not _is_current(folder, recipe, python):
         steps = [
-            ([sys.executable, "-m", "venv", str(folder)], f"creating the venv {folder}"),
+            ([maker, "-m", "venv", str(folder)], f"creating the venv {folder}"),
             (
                 [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *recipe.pins],
                 f"pip install {' '.join(recipe.pins)} into {folder}",

@@ -1,7 +1,9 @@
-"""The agent edit tools certified over rollcert-protocol/2, held to their pages.
+"""The agent edit tools certified over rollcert-protocol/2 and 2.1, held to their pages.
 
-aider (docs/certifications/aider.md) and gptme (docs/certifications/gptme.md) each
-run in a venv of their own (``rollcert.targets.tool_envs``); every test here
+aider (docs/certifications/aider.md), gptme (gptme.md), OpenHands' editor
+(openhands.md, a venv built with Python 3.12) and Codex's apply_patch (codex.md,
+an npm folder with its native binary) each run in an environment of their own
+(``rollcert.targets.tool_envs``); every test here
 that needs one is in the slow tier and creates the venv on first use (PyPI is
 reachable from CI). They:
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +38,9 @@ from _helpers import documented_certificates
 from rollcert.model.contract import Hunk
 from rollcert.model.operations import ApplyDiff
 from rollcert.model.operations import DiffOperation
+from rollcert.model.operations import Operation
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
@@ -42,13 +48,17 @@ from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapters import THIRD_PARTY_TARGETS
 from rollcert.targets.adapters import aider_tools
+from rollcert.targets.adapters import codex_apply_patch
 from rollcert.targets.adapters import gptme_patch
+from rollcert.targets.adapters import openhands_editor
 from rollcert.targets.findings import FINDINGS_DIR
 from rollcert.targets.findings import load_findings
 from rollcert.targets.resolve import resolve_target
+from rollcert.targets.tool_envs import node_environment
 from rollcert.targets.tool_envs import python_environment
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
@@ -61,12 +71,24 @@ TARGETS = {
         "aider-udiff-focused",
     ),
     "gptme.md": ("gptme-patch", "gptme-patch-focused"),
+    "openhands.md": (
+        "openhands-editor",
+        "openhands-editor-focused",
+        "openhands-str-replace",
+        "openhands-str-replace-focused",
+    ),
+    "codex.md": ("codex-apply-patch", "codex-apply-patch-focused"),
 }
-#: Page -> the (venv name, pinned requirement) its reproduction script runs in.
+#: Page -> the (venv name, pinned requirement, Python version or None) its reproduction script runs in.
 ENVIRONMENTS = {
-    "aider.md": (aider_tools.ENVIRONMENT, aider_tools.REQUIREMENT),
-    "gptme.md": (gptme_patch.ENVIRONMENT, gptme_patch.REQUIREMENT),
+    "aider.md": (aider_tools.ENVIRONMENT, aider_tools.REQUIREMENT, None),
+    "gptme.md": (gptme_patch.ENVIRONMENT, gptme_patch.REQUIREMENT, None),
+    "openhands.md": (openhands_editor.ENVIRONMENT, openhands_editor.REQUIREMENT, openhands_editor.PYTHON_VERSION),
 }
+#: The pages whose reproduction runs with this interpreter and the tool's binary as its argument.
+BINARY_REPRODUCTIONS = ("codex.md",)
+#: The targets with an undo log of their own (capability core): S2, S3 lack diffs there, not core.
+WITH_UNDO = ("openhands-editor", "openhands-editor-focused")
 ALL_TARGETS = {target for targets in TARGETS.values() for target in targets}
 DOCUMENTED = documented_certificates(lambda target: target in ALL_TARGETS)
 
@@ -105,9 +127,9 @@ def test_verdicts_are_as_documented(documented: Documented) -> None:
     s1 = certificate.results["S1"]
     if s1.verdict == "violated":
         assert s1.counterexample is not None and len(s1.counterexample.steps) <= MAX_COUNTEREXAMPLE_STEPS
-    for pid in ("S2", "S3"):  # no undo log: never passed, never guessed
+    for pid in ("S2", "S3"):  # no undo log (or, with one, no diffs): never passed, never guessed
         assert certificate.results[pid].verdict == "not_assessed"
-        assert "core" in certificate.results[pid].reason
+        assert ("diffs" if documented.target in WITH_UNDO else "core") in certificate.results[pid].reason
 
 
 # -- what each finding is -------------------------------------------------------------
@@ -209,7 +231,88 @@ FINDINGS = [
         violated=False,
         rule_refuses=True,
     ),
+    Finding(
+        "positional",
+        "openhands-str-replace",
+        b"\n",
+        (SNAPSHOT, ToolWrite(0, 1, b""), ApplyDiff(0, "positional", (Hunk(0, 1, b""),))),
+        b"",
+    ),
+    Finding(
+        "two_calls",
+        "openhands-str-replace-focused",
+        b"b\n  \n",
+        (SNAPSHOT, ToolWrite(3, 0, b"2"), _apply((0, 0, b"\n"), (4, 5, b""))),
+        b"\nb\n 2 \n",  # the first call applied, the second refused
+    ),
+    Finding("final_line_break", "codex-apply-patch", b"abbb   ", (SNAPSHOT, _apply((5, 7, b""))), b"abbb \n"),
+    Finding(
+        "positional",
+        "codex-apply-patch",
+        b"b\n",
+        (SNAPSHOT, ToolWrite(0, 0, b"Y\n"), ApplyDiff(0, "positional", (Hunk(0, 1, b"B"),))),
+        b"Y\nB\n",
+    ),
+    Finding(
+        "all_or_none",
+        "codex-apply-patch",
+        b"a\nb\nc\n",
+        (SNAPSHOT, ToolWrite(4, 1, b"1"), _apply((0, 1, b"X"), (4, 5, b"Y"))),
+        None,
+        violated=False,
+        rule_refuses=True,
+    ),
 ]
+
+
+@dataclass(frozen=True)
+class UndoFinding:
+    """A finding of the editor with an undo (the rollback family): the trace, the
+    error the tool answers and the bytes it leaves."""
+
+    name: str
+    target: str
+    initial: bytes
+    operations: tuple[Operation, ...]
+    error: str
+    left: bytes
+
+
+UNDO_FINDINGS = [
+    UndoFinding(
+        "unchanging_edit_refused",
+        "openhands-editor",
+        b"",
+        (Splice(0, 0, b""),),
+        "undocumented:openhands_aci.editor.exceptions.EditorToolParameterInvalidEr",
+        b"",
+    ),
+    UndoFinding(
+        "undo_past_horizon_partial",
+        "openhands-editor",
+        b"",
+        (Splice(0, 0, b"a"), Rollback(2)),
+        "UnreachableRollbackError",
+        b"",  # the first undo done: the model keeps b"a"
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("finding", UNDO_FINDINGS, ids=lambda f: f"{f.target}:{f.name}")
+def test_each_documented_undo_finding_is_what_the_page_says(finding: UndoFinding) -> None:
+    with pytest.raises(Violation) as raised:
+        replay(ROLLBACK, resolve_target(finding.target), BufferConfig(finding.initial), finding.operations)
+    last: StepRecord = raised.value.steps[-1]
+    assert (last.actual.error, last.actual.buffer) == (finding.error, finding.left)
+
+
+@pytest.mark.slow
+def test_the_focused_editor_replays_its_findings_without_a_violation() -> None:
+    """With both findings set aside the same steps are skipped (the trace replays what lies behind)."""
+    target = resolve_target("openhands-editor-focused")
+    for finding in UNDO_FINDINGS:
+        replay(ROLLBACK, target, BufferConfig(finding.initial), finding.operations)
 
 
 @pytest.mark.slow
@@ -235,8 +338,18 @@ def test_each_documented_finding_is_what_the_page_says(finding: Finding) -> None
         )
 
 
+def reproduction_command(page: str) -> list[str]:
+    """How the page's script runs: under the tool's venv Python, or (Codex) with this
+    interpreter and the tool's native binary as its argument."""
+    if page == "codex.md":
+        folder = node_environment(codex_apply_patch.ENVIRONMENT, [codex_apply_patch.PIN])
+        return [sys.executable, "repro.py", str(codex_apply_patch.codex_binary(folder))]
+    environment, requirement, version = ENVIRONMENTS[page]
+    return [str(python_environment(environment, [requirement], python_version=version)), "repro.py"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", sorted(ENVIRONMENTS))
+@pytest.mark.parametrize("page", sorted([*ENVIRONMENTS, *BINARY_REPRODUCTIONS]))
 def test_the_pages_reproduction_prints_what_the_page_says(page: str, tmp_path: Path) -> None:
     """The page's script, run in the tool's venv, prints the output the page pastes."""
     text = (PAGES / page).read_text(encoding="utf-8")
@@ -244,10 +357,8 @@ def test_the_pages_reproduction_prints_what_the_page_says(page: str, tmp_path: P
     output = re.search(r"Its output[^\n]*\n\n```\n(.*?)```", text, re.DOTALL)
     assert script is not None and output is not None, f"{page}: the reproduction script or its output is gone"
     (tmp_path / "repro.py").write_text(script[1], encoding="utf-8")
-    environment, requirement = ENVIRONMENTS[page]
-    python = python_environment(environment, [requirement])
     done = subprocess.run(
-        [str(python), "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+        reproduction_command(page), cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == output[1], f"{page}: the reproduction now prints\n{done.stdout}"

@@ -88,7 +88,10 @@ def test_findings_files_are_package_data() -> None:
 
     assert Path(known_findings.__file__).resolve().parent == FINDINGS_DIR
     names = sorted(path.name for path in FINDINGS_DIR.glob("*.toml"))
-    assert names == ["aider.toml", "diff_applier.toml", "prompt_toolkit.toml", "pycrdt.toml", "textual.toml"]
+    assert names == [
+        "aider.toml", "codex.toml", "diff_applier.toml", "openhands.toml", "prompt_toolkit.toml", "pycrdt.toml",
+        "textual.toml",
+    ]
     for name in names:
         assert load_findings(FINDINGS_DIR / name)
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -11,6 +11,8 @@ run by hand.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,3 +98,29 @@ def test_a_failing_installer_is_a_target_error_with_its_tail_and_the_command(tmp
     message = str(raised.value)
     assert "exit status 3" in message and "line 39" in message and "line 5\n" not in message
     assert message.endswith("run by hand: pip install pkg==1.0")
+
+
+def test_a_tool_that_needs_another_python_gets_a_venv_made_by_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """OpenHands' editor needs Python 3.12: its venv is made by a real 3.12, found by version."""
+    runs = _fake_runs(monkeypatch)
+    found = tool_envs.find_interpreter("3.12")
+    done = subprocess.run([found, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    assert done.stdout.strip() == "(3, 12)"
+    python_environment("tool", ["pkg==1.0"], python_version="3.12")
+    assert runs[0][0] == found
+    stamp = json.loads((tmp_path / "tool" / tool_envs.STAMP).read_text())
+    assert stamp["interpreter"] == os.path.realpath(found)
+
+
+@pytest.mark.parametrize("version", ["3", "3.12.1", "python3.12", "4.0"])
+def test_a_python_version_is_major_dot_minor(version: str) -> None:
+    with pytest.raises(TargetError, match=r"major\.minor"):
+        tool_envs.find_interpreter(version)
+
+
+def test_a_python_version_that_is_not_here_says_what_was_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYENV_ROOT", "/nonexistent")
+    with pytest.raises(TargetError, match=r"needs Python 3\.99, and none runs here \(tried .*python3\.99"):
+        tool_envs.find_interpreter("3.99")

@@ -14,9 +14,13 @@ from __future__ import annotations
 import pytest
 
 from rollcert.targets.adapters import aider_tools
+from rollcert.targets.adapters import codex_apply_patch
 from rollcert.targets.adapters import gptme_patch
+from rollcert.targets.adapters import openhands_editor
 from rollcert.targets.tool_servers import aider_server
+from rollcert.targets.tool_servers import codex_server
 from rollcert.targets.tool_servers import gptme_server
+from rollcert.targets.tool_servers import openhands_server
 from rollcert.targets.tool_servers._blocks import covered_lines
 from rollcert.targets.tool_servers._blocks import edit_blocks
 from rollcert.targets.tool_servers._blocks import edit_spans
@@ -101,6 +105,41 @@ def test_the_unified_diff_has_context_and_no_line_numbers() -> None:
 def test_adapter_and_server_declare_the_same_alphabet() -> None:
     assert aider_tools.ALPHABET == aider_server.ALPHABET
     assert gptme_patch.ALPHABET == gptme_server.ALPHABET
+    assert openhands_editor.ALPHABET == openhands_server.ALPHABET
+    assert codex_apply_patch.ALPHABET == codex_server.ALPHABET
+    assert openhands_editor.MODES == openhands_server.MODES
+
+
+def test_a_codex_patch_is_one_update_with_a_chunk_per_hunk() -> None:
+    patch = codex_server.codex_patch("a\nb\nc\nd\ne\n", "a\nb\nX\nd\ne\n")
+    assert patch == "*** Begin Patch\n*** Update File: buffer.txt\n@@\n a\n b\n-c\n+X\n d\n e\n*** End Patch\n"
+    far = codex_server.codex_patch("".join(f"{n}\n" for n in range(20)), "0\n" + "".join(f"{n}\n" for n in range(2, 19)))
+    assert far.count("\n@@\n") == 2  # two hunks far apart: two chunks
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "delete_length", "window"),
+    [
+        ("", 0, 0, (0, 0)),  # an empty file: the empty quote, which occurs once there
+        ("abc", 1, 1, (1, 2)),  # 'b' occurs once
+        ("aaaa", 4, 0, (0, 4)),  # 'aaa' occurs twice, overlapping: only the whole text is unique
+        ("abab", 2, 0, (1, 3)),  # 'ba' is the shortest unique quote touching offset 2
+        ("xyx", 0, 3, (0, 3)),
+    ],
+)
+def test_the_openhands_quote_is_the_shortest_unique_text_around_a_splice(
+    text: str, offset: int, delete_length: int, window: tuple[int, int]
+) -> None:
+    start, end = openhands_server.unique_window(text, offset, delete_length)
+    assert (start, end) == window
+    assert start <= offset and offset + delete_length <= end
+    assert openhands_server.occurrences(text, text[start:end]) == 1
+
+
+def test_overlapping_copies_count_twice() -> None:
+    """str_replace's own count (re.finditer) sees 'aaa' once in 'aaaa'; the server's sees it twice."""
+    assert openhands_server.occurrences("aaaa", "aaa") == 2
+    assert openhands_server.occurrences("abab", "ab") == 2 and openhands_server.occurrences("abab", "ba") == 1
 
 
 def test_gptme_blocks_leave_the_markers_line_break_out() -> None:

@@ -56,6 +56,10 @@ THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "aider-search-replace": "rollcert.targets.adapters.aider_tools:build_search_replace_target",
     "aider-udiff": "rollcert.targets.adapters.aider_tools:build_udiff_target",
     "gptme-patch": "rollcert.targets.adapters.gptme_patch:build_target",
+    "openhands-str-replace": "rollcert.targets.adapters.openhands_editor:build_str_replace_target",
+    "codex-apply-patch": "rollcert.targets.adapters.codex_apply_patch:build_target",
+    # OpenHands' editor with its undo_edit: core and a bounded history (R0, R2, R6).
+    "openhands-editor": "rollcert.targets.adapters.openhands_editor:build_editor_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
     # (targets/known_findings/diff_applier.toml).
     "diff-match-patch-focused": Focused("diff-match-patch", "diff_applier.toml"),
@@ -66,6 +70,9 @@ THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "aider-search-replace-focused": Focused("aider-search-replace", "aider.toml"),
     "aider-udiff-focused": Focused("aider-udiff", "aider.toml"),
     "gptme-patch-focused": Focused("gptme-patch", "diff_applier.toml"),
+    "openhands-str-replace-focused": Focused("openhands-str-replace", "diff_applier.toml"),
+    "codex-apply-patch-focused": Focused("codex-apply-patch", "codex.toml"),
+    "openhands-editor-focused": Focused("openhands-editor", "openhands.toml"),
 }
 
 

@@ -1,11 +1,9 @@
 """gptme's ``patch`` tool, certified on S1 (``rollcert certify gptme-patch``).
 
-The brief's second agent-side editor was OpenHands' ``str_replace_editor``
-(PyPI ``openhands-aci``); every release of it requires Python 3.12 or later and
-this project's machines have 3.11, so it cannot be installed here. gptme (PyPI
-``gptme``, a terminal coding agent, pinned below) installs on 3.11, and its
-``patch`` tool is the same kind of editor: text to find (which must occur exactly
-once) and text to put instead, as ORIGINAL/UPDATED conflict-marker blocks.
+gptme's ``patch`` tool is text to find (which must occur exactly once) and text
+to put instead, as ORIGINAL/UPDATED conflict-marker blocks — the same kind of
+editor as OpenHands' ``str_replace`` (``openhands_editor.py``, certified in a
+Python 3.12 venv of its own).
 
 gptme lives in a venv of its own (:func:`rollcert.targets.tool_envs.python_environment`)
 and is driven by a rollcert-protocol/2 tool server run under that venv's Python,

@@ -479,11 +479,15 @@ class ServerConnection:
                 )
             now = time.monotonic()
             if now >= deadline:
-                self._fail(f"no reply to {what} within the {seconds:g} s {_timeout_name(what)} (hung?)", grace=0.0)
+                self._fail(
+                    f"no reply to {what} within the {seconds:g} s {_timeout_name(what)} "
+                    f"(${_timeout_variable(what)}; hung?)",
+                    grace=0.0,
+                )
             if now >= next_progress:
                 self._progress(
                     f"rollcert: still waiting for the server's reply to {what} after {now - started:.0f} s "
-                    f"({_timeout_name(what)} {seconds:g} s): {shlex.join(self.argv)}"
+                    f"({_timeout_name(what)} {seconds:g} s, ${_timeout_variable(what)}): {shlex.join(self.argv)}"
                 )
                 next_progress = now + PROGRESS_EVERY_SECONDS
             try:
@@ -533,10 +537,13 @@ class ServerConnection:
 
 
 def _timeout_name(what: str) -> str:
-    """Which timeout bounds a request, named with the variable that sets it."""
-    if what.endswith("(hello)"):
-        return f"hello timeout (${HELLO_TIMEOUT_ENVIRONMENT_VARIABLE})"
-    return f"timeout (${TIMEOUT_ENVIRONMENT_VARIABLE})"
+    """Which timeout bounds a request: the hello's or the request timeout."""
+    return "hello timeout" if what.endswith("(hello)") else "timeout"
+
+
+def _timeout_variable(what: str) -> str:
+    """The environment variable that sets the timeout bounding a request."""
+    return HELLO_TIMEOUT_ENVIRONMENT_VARIABLE if what.endswith("(hello)") else TIMEOUT_ENVIRONMENT_VARIABLE
 
 
 def _has_exited(process: subprocess.Popen[bytes]) -> bool:

@@ -12,7 +12,10 @@ library, and each tool server beside it imports it as a sibling module
 
 A tool server hosts diff appliers that keep no undo log: it declares capability
 ``diffs`` alone (like the in-process ``applier_target``), so S1 is assessed and
-S2, S3 and the R properties are *not assessed*. The wire format is
+S2, S3 and the R properties are *not assessed*. A tool with an undo of its own
+(OpenHands' ``undo_edit``) declares ``core`` instead: its ``splice`` is an edit
+made through the tool and its ``rollback`` the tool's undo (and ``bounded``
+with a ``history_bound`` when the undo keeps the last N edits). The wire format is
 ``docs/protocol.md``'s; ``tests/test_tool_wire.py`` checks this loop against
 rollcert's own decoder and the JSON Schemas.
 
@@ -57,6 +60,10 @@ class Refused(Exception):
     """
 
 
+class Unreachable(Exception):
+    """The tool's undo cannot go back that far; answered as ``UnreachableRollbackError``."""
+
+
 class BadRequest(Exception):
     """The request does not follow the protocol (answered as ``ProtocolError``)."""
 
@@ -87,6 +94,10 @@ class ToolBuffer:
     def apply_diff(self, snapshot: bytes, mode: str, hunks: Hunks, reads: Reads) -> None:
         """The tool's step: apply the diff authored on ``snapshot`` to the live text, or raise :class:`Refused`."""
         raise NotImplementedError(f"{type(self).__name__} must implement apply_diff")
+
+    def rollback(self, steps: int) -> None:
+        """Undo the last ``steps`` edits (a server that declares ``core``), or raise :class:`Unreachable`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no undo log")
 
     def close(self) -> None:
         return None
@@ -221,13 +232,20 @@ class ToolServer:
         self,
         name: str,
         version: str,
-        make_buffer: Callable[[bytes], ToolBuffer],
+        make_buffer: Callable[..., ToolBuffer],
         limits: dict[str, Any],
+        capabilities: tuple[str, ...] = ("diffs",),
+        history_bound: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.version = version
+        #: ``make_buffer(initial)``; with ``bounded`` declared, ``make_buffer(initial, capacity)``.
         self.make_buffer = make_buffer
         self.limits = limits
+        #: ``("diffs",)`` for a diff applier; a tool with an undo log adds ``core`` (and ``bounded``).
+        self.capabilities = capabilities
+        #: Version 2.1's ``history_bound`` (``{"policy": ..., "description": ...}``), with ``bounded``.
+        self.history_bound = history_bound
         self.buffers: dict[str, ToolBuffer] = {}
         #: token -> (buffer id, B0); a snapshot of another buffer is refused.
         self.snapshots: dict[str, tuple[str, bytes]] = {}
@@ -257,6 +275,8 @@ class ToolServer:
             return {"id": request_id, "ok": False, "error": {"kind": "ProtocolError", "message": str(error)}}
         except Refused as error:
             return {"id": request_id, "ok": False, "error": {"kind": "StaleBaseError", "message": str(error)}}
+        except Unreachable as error:
+            return {"id": request_id, "ok": False, "error": {"kind": "UnreachableRollbackError", "message": str(error)}}
         except (ValueError, TypeError) as error:
             return {
                 "id": request_id,
@@ -278,19 +298,27 @@ class ToolServer:
             "protocol": protocol,
             "name": self.name,
             "version": self.version,
-            "capabilities": ["diffs"],
+            "capabilities": list(self.capabilities),
             "limits": self.limits,
         }
         if protocol == PROTOCOL_VERSION:
-            hello["history_bound"] = None  # no undo log, so no bound
+            hello["history_bound"] = self.history_bound
         return hello
 
     def do_new(self, message: dict[str, Any]) -> str:
         initial = _bytes(_field(message, "initial"), "initial")
-        if _field(message, "capacity") is not None or message.get("durable") is True:
-            raise BadRequest("this server declares neither 'bounded' nor 'durability'")
+        capacity = _field(message, "capacity")
+        if message.get("durable") is True:
+            raise BadRequest("this server does not declare 'durability'")
         buffer_id = f"b{next(self._numbers)}"
-        self.buffers[buffer_id] = self.make_buffer(initial)
+        if "bounded" in self.capabilities:
+            if capacity is not None and (type(capacity) is not int or capacity < 1):
+                raise ValueError(f"capacity must be a positive integer or null, got {capacity!r}")
+            self.buffers[buffer_id] = self.make_buffer(initial, capacity)
+        elif capacity is not None:
+            raise BadRequest("this server does not declare 'bounded'")
+        else:
+            self.buffers[buffer_id] = self.make_buffer(initial)
         return buffer_id
 
     def do_close(self, message: dict[str, Any]) -> None:
@@ -310,6 +338,15 @@ class ToolServer:
         insert = _bytes(_field(message, "insert"), "insert")
         check_splice(len(buffer.read()), offset, delete_length)
         buffer.splice(offset, delete_length, insert)
+
+    def do_rollback(self, message: dict[str, Any]) -> None:
+        if "core" not in self.capabilities:
+            raise BadRequest("this server does not declare 'core'")
+        buffer = self._buffer(_text(_field(message, "buffer"), "buffer"))
+        steps = _integer(_field(message, "steps"), "steps")
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        buffer.rollback(steps)
 
     def do_write(self, message: dict[str, Any]) -> None:
         buffer = self._buffer(_text(_field(message, "buffer"), "buffer"))
@@ -372,11 +409,13 @@ class ToolServer:
 def serve(
     name: str,
     version: str,
-    make_buffer: Callable[[bytes], ToolBuffer],
+    make_buffer: Callable[..., ToolBuffer],
     *,
     alphabet: bytes | None = None,
     max_buffer_bytes: int | None = None,
     max_insert_bytes: int | None = None,
+    capabilities: tuple[str, ...] = ("diffs",),
+    history_bound: dict[str, str] | None = None,
 ) -> int:
     """Serve stdin to stdout until stdin closes. Anything the tool prints goes to
     stderr: stdout belongs to the protocol."""
@@ -387,5 +426,5 @@ def serve(
     }
     replies = sys.stdout.buffer
     sys.stdout = sys.stderr
-    ToolServer(name, version, make_buffer, limits).serve(sys.stdin.buffer, replies)
+    ToolServer(name, version, make_buffer, limits, capabilities, history_bound).serve(sys.stdin.buffer, replies)
     return 0
