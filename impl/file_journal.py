@@ -74,6 +74,7 @@ The format (all integers little-endian) is documented in the README's
 from __future__ import annotations
 
 import contextlib
+import errno
 import secrets
 import struct
 import time
@@ -83,12 +84,15 @@ from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 from typing import Literal
+from typing import NoReturn
 
 from rollcert.impl.journal import BaseMeta
 from rollcert.impl.journal import InverseRecord
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import Storage
 from rollcert.model.errors import JournalError
+from rollcert.model.errors import JournalPoisonedError
+from rollcert.model.errors import OutcomeUnknownError
 from rollcert.model.errors import RecoveryError
 from rollcert.model.reference import POLICIES
 from rollcert.model.reference import Policy
@@ -700,11 +704,18 @@ class FileJournal:
             storage.write_new(temporary, content)
             storage.sync(temporary)
             storage.rename(temporary, name)
-            storage.sync_directory()
         except OSError as error:
             with contextlib.suppress(OSError):
                 storage.remove(temporary)
-            raise JournalError(f"cannot create the journal {name!r}: {error}") from error
+            raise JournalError(f"cannot create the journal {name!r}: {error}; nothing was created") from error
+        try:
+            storage.sync_directory()
+        except OSError as error:
+            # The journal is in place but its name may not survive a crash.
+            raise OutcomeUnknownError(
+                f"the journal {name!r} was written but the directory could not be synced ({error}): "
+                "a crash may leave no journal; open it again to learn whether it exists"
+            ) from error
         return cls(
             storage, name, buffer_id, [], len(content), chain=chain, durability=durability,
             capacity=capacity, policy=policy, serial_limit=reopen_floor(1),
@@ -713,6 +724,7 @@ class FileJournal:
     # -- the Journal protocol -----------------------------------------------------------
 
     def append(self, record: InverseRecord, inserted: bytes) -> None:
+        self._check_usable()
         evicts = self.capacity is not None and len(self._records) >= self.capacity
         payload = splice_payload(record, inserted, evicts=evicts)
         if record.serial >= self._serial_limit:
@@ -724,6 +736,7 @@ class FileJournal:
         self._eviction_committed = evicts
 
     def commit_rollback(self, steps: int) -> None:
+        self._check_usable()
         self._commit_payload(rollback_payload(steps))
 
     def pop(self) -> InverseRecord:
@@ -741,9 +754,19 @@ class FileJournal:
         return self._records.popleft()
 
     def rewrite(self, base: bytes, meta: BaseMeta, keep: int) -> None:
+        """Compaction and adoption: write the new journal beside the old one,
+        sync it, rename it over the old one, sync the directory.
+
+        Until the rename, a failure touches only the temporary file: it is
+        removed, the old journal is intact and stays usable (a full disk, which
+        has no room for the copy, is reported as such). A failed rename that
+        left the temporary file in place did not happen either. After the
+        rename, a failed directory sync leaves it unknown which file a crash
+        would bring back: :class:`OutcomeUnknownError`, the journal poisoned,
+        nothing changed in memory (the buffer's bytes are the same either way;
+        only the horizon differs)."""
+        self._check_usable()
         kept = list(zip(self._records, self._inserted, strict=True))[len(self._records) - keep :]
-        if self._broken is not None:
-            raise JournalError(self._broken)
         # A new salt: records of the old generation never chain into the new file.
         content, chain = encode_journal(
             self.buffer_id, secrets.randbits(64), base, meta, kept, capacity=self.capacity, policy=self.policy
@@ -752,12 +775,43 @@ class FileJournal:
         try:
             self.storage.write_new(temporary, content)
             self.storage.sync(temporary)
+        except OSError as error:
+            self._discard(temporary)
+            why = (
+                f"the disk has no room for the {len(content)}-byte new copy ({error})"
+                if error.errno in (errno.ENOSPC, errno.EDQUOT)
+                else f"the new copy could not be written ({error})"
+            )
+            raise JournalError(
+                f"cannot rewrite the journal: {why}; the old journal is intact and the buffer usable, unchanged"
+            ) from error
+        try:
             self.storage.rename(temporary, self.name)
         except OSError as error:
-            with contextlib.suppress(OSError):
-                self.storage.remove(temporary)  # it holds buffer contents: leave no copy behind
-            raise JournalError(f"cannot rewrite the journal: {error}; the old journal is intact") from error
-        # The new journal is in place: from here on the compaction has happened.
+            if self._still_there(temporary):
+                self._discard(temporary)
+                raise JournalError(
+                    f"cannot rewrite the journal: the rename failed ({error}); the old journal is intact "
+                    "and the buffer usable, unchanged"
+                ) from error
+            self._poison(f"the rename of a rewritten journal failed ({error}) and its outcome is unknown")
+            raise OutcomeUnknownError(
+                f"outcome unknown: the rename of the rewritten journal failed ({error}) and the new copy is "
+                "gone from its temporary name; this buffer shows the state before and refuses everything; "
+                "reopen the journal to learn which file is in place"
+            ) from error
+        try:
+            self.storage.sync_directory()
+        except OSError as error:
+            # A crash could still bring back the old file (the same buffer, an
+            # older horizon: the state before the rewrite).
+            self._poison(f"the directory could not be synced after a rewrite ({error})")
+            raise OutcomeUnknownError(
+                f"outcome unknown: the rewritten journal is in place but the directory could not be synced "
+                f"({error}), so a crash may bring back the journal as it was; this buffer shows the state "
+                "before and refuses everything; reopen the journal to learn which it is"
+            ) from error
+        # The new journal is in place, durably: from here on the rewrite has happened.
         for _ in range(len(self._records) - keep):
             self._records.popleft()
             self._inserted.popleft()
@@ -767,16 +821,17 @@ class FileJournal:
         self._serial_limit = max(self._serial_limit, reopen_floor(meta.next_serial))
         self._unsynced = 0  # the rewrite synced every record
         self._last_sync = time.monotonic()
+
+    def _discard(self, temporary: str) -> None:
+        """Remove a temporary file that holds buffer contents; leave no copy behind."""
+        with contextlib.suppress(OSError):
+            self.storage.remove(temporary)
+
+    def _still_there(self, name: str) -> bool:
         try:
-            self.storage.sync_directory()
-        except OSError as error:
-            # A crash could still bring back the old file (the same buffer, an
-            # older horizon: the state before the compaction), so refuse every
-            # later commit rather than build on a file that may vanish.
-            self._broken = (
-                f"the journal was compacted but the directory could not be synced ({error}); "
-                "reopen it to continue"
-            )
+            return self.storage.read(name) is not None
+        except OSError:
+            return False
 
     def __len__(self) -> int:
         return len(self._records)
@@ -793,30 +848,55 @@ class FileJournal:
 
     def flush(self) -> None:
         """Sync every record written so far. After it returns, a crash recovers
-        at least the current state (the batched mode's guarantee)."""
-        if self._broken is not None:
-            raise JournalError(self._broken)
+        at least the current state (the batched mode's guarantee).
+
+        If the sync fails, the journal is poisoned: after a failed fsync the
+        kernel may have dropped the dirty pages, so which of the waiting
+        records are durable is unknown, and nothing is built on them. The
+        waiting operations were acknowledged (batched mode promises nothing
+        past the last completed flush); a reopen recovers a state from that
+        flush up to now."""
+        self._check_usable()
         if not self._unsynced:
             return
         try:
             self.storage.sync(self.name)
         except OSError as error:
-            # After a failed fsync the kernel may have dropped the dirty pages:
-            # which of the waiting records are durable is unknown. Build on nothing.
-            self._broken = (
-                f"a sync failed ({error}): the last {self._unsynced} records may be lost; "
-                "reopen the journal to recover what is durable"
-            )
-            raise JournalError(self._broken) from error
+            waiting = self._unsynced
+            self._poison(f"a flush failed ({error}): the last {waiting} records may be lost")
+            raise JournalError(
+                f"the flush failed ({error}): the {waiting} records written since the last completed flush "
+                "may be lost; the journal refuses every operation until it is reopened, and the reopen "
+                "recovers a state from the last completed flush up to now"
+            ) from error
         self._unsynced = 0
         self._last_sync = time.monotonic()
 
+    @property
+    def poisoned(self) -> str | None:
+        """The first failure that poisoned the journal, or ``None`` if it is usable."""
+        return self._broken
+
     def close(self) -> None:
-        """Flush, then release the writer lock; the journal can be opened again."""
+        """Flush, then release the writer lock; the journal can be opened again.
+        A poisoned journal is not flushed (its error is raised) but is released."""
         try:
             self.flush()
         finally:
             self.storage.unlock(self.name)
+
+    def _check_usable(self) -> None:
+        """Refuse, recording nothing, once an I/O failure has poisoned the journal."""
+        if self._broken is not None:
+            raise JournalPoisonedError(
+                f"the journal refuses every operation until it is reopened: {self._broken}",
+                first_failure=self._broken,
+            )
+
+    def _poison(self, failure: str) -> None:
+        """Remember the first failure; every later operation names it."""
+        if self._broken is None:
+            self._broken = failure
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -842,12 +922,15 @@ class FileJournal:
         data, after = self._chain.frame(floor_payload(floor))
         try:
             self.storage.append(self.name, data)
+        except OSError as error:
+            if self._holds_exactly(self._size):
+                return False  # nothing was written (say, a read-only file): nothing to cut back
+            self._cut_back("write", error, self._size, "the serial floor")
+            return False
+        try:
             self.storage.sync(self.name)
-        except OSError:
-            with contextlib.suppress(OSError):
-                if len(self.storage.read(self.name) or b"") == self._size:
-                    return False  # nothing was written (say, a read-only file): nothing to cut back
-            self._restore_size()
+        except OSError as error:
+            self._cut_back("sync", error, self._size, "the serial floor")
             return False
         self._size += len(data)
         self._chain = after
@@ -865,8 +948,7 @@ class FileJournal:
         a serial of the block survives without the floor before it. Needed only
         when :meth:`reserve_serials` could not write the floor at open, and
         after 2**32 serials in one session."""
-        if self._broken is not None:
-            raise JournalError(self._broken)
+        self._check_usable()
         if self._chain is None:  # pragma: no cover - open_durable_buffer rewrites version 1 first
             raise JournalError("a version 1 journal must be rewritten before it takes new records")
         if floor + SERIAL_BLOCK > SERIAL_SPACE:
@@ -875,10 +957,12 @@ class FileJournal:
         data, after = chain.frame(payload)
         try:
             self.storage.append(self.name, floor_data + data)
+        except OSError as error:
+            self._refuse("write", error, self._size)
+        try:
             self.storage.sync(self.name)
         except OSError as error:
-            self._restore_size()
-            raise JournalError(f"the record was not committed: {error}") from error
+            self._refuse("sync", error, self._size)
         self._size += len(floor_data) + len(data)
         self._chain = after
         self._serial_limit = floor + SERIAL_BLOCK
@@ -886,37 +970,86 @@ class FileJournal:
         self._last_sync = time.monotonic()
 
     def _commit(self, data: bytes) -> None:
-        """Append one framed record (and sync it, as the durability mode says),
-        or raise JournalError with the file as it was."""
-        if self._broken is not None:
-            raise JournalError(self._broken)
+        """Append one framed record and sync it as the durability mode says,
+        or raise :class:`JournalError` having poisoned the journal (see
+        :meth:`_refuse`). In batched mode the sync comes every N records or T
+        ms; if that sync fails, this record is cut back like one whose write
+        failed (the caller is told it was refused, so it must never come back)
+        and the records before it may be lost, as a failed flush may lose them."""
+        self._check_usable()
+        size = self._size
         try:
             self.storage.append(self.name, data)
-            if self.durability.mode == "per_operation":
+        except OSError as error:
+            self._refuse("write", error, size)
+        if self.durability.mode == "per_operation":
+            try:
                 self.storage.sync(self.name)
-        except OSError as error:
-            self._restore_size()
-            raise JournalError(f"the record was not committed: {error}") from error
-        self._size += len(data)
-        if self.durability.mode == "batched":
+            except OSError as error:
+                self._refuse("sync", error, size)
+            self._size = size + len(data)
+            return
+        every_records, every_ms = self.durability.every_records, self.durability.every_ms
+        if (every_records is not None and self._unsynced + 1 >= every_records) or (
+            every_ms is not None and (time.monotonic() - self._last_sync) * 1000 >= every_ms
+        ):
+            try:
+                self.storage.sync(self.name)
+            except OSError as error:
+                self._refuse("sync", error, size)
+            self._unsynced = 0
+            self._last_sync = time.monotonic()
+        else:
             self._unsynced += 1
-            every_records, every_ms = self.durability.every_records, self.durability.every_ms
-            if (every_records is not None and self._unsynced >= every_records) or (
-                every_ms is not None and (time.monotonic() - self._last_sync) * 1000 >= every_ms
-            ):
-                self.flush()
+        self._size = size + len(data)
 
-    def _restore_size(self) -> None:
-        """After a failed write or sync, cut the file back to its last committed
-        record, so a half-written record can never be read as committed."""
+    def _refuse(self, what: str, error: OSError, size: int) -> NoReturn:
+        """The ``what`` ("write" or "sync") of a record failed: cut the file
+        back to ``size`` (where the record began), poison the journal, and
+        raise. The error says "refused, nothing recorded" only when the cut-back
+        (a truncation and a sync) succeeded or the file provably never got a
+        byte of the record; otherwise the file may hold the record, and
+        :class:`OutcomeUnknownError` says a reopen will tell."""
+        if self._cut_back(what, error, size, "a record"):
+            batched = self.durability.mode == "batched" and what == "sync"
+            raise JournalError(
+                f"refused, nothing recorded: the {what} of the record failed ({error}) and the journal was cut "
+                "back to its last record"
+                + ("; records written since the last completed flush may be lost" if batched else "")
+                + "; it refuses every operation until it is reopened"
+            ) from error
+        raise OutcomeUnknownError(
+            f"outcome unknown: the {what} of the record failed ({error}) and the journal could not be cut back "
+            f"({self._broken}); the file may hold the record. This buffer shows the state before the operation "
+            "and refuses everything; reopen the journal to learn whether the operation happened"
+        ) from error
+
+    def _cut_back(self, what: str, error: OSError, size: int, subject: str) -> bool:
+        """After a failed write or sync, cut the file back to ``size`` and sync
+        the cut, so that a half-written or unsynced record can never be read as
+        committed, and poison the journal: after a failed fsync nothing the
+        process believes about the file can be vouched for. True if the file
+        provably holds nothing past ``size`` (the cut is durable, or the failed
+        write never wrote a byte)."""
+        if what == "write" and self._holds_exactly(size):
+            # The write failed before writing a byte (a full disk, a read-only
+            # file): the file is as it was, there is nothing to cut.
+            self._poison(f"the {what} of {subject} failed ({error})")
+            return True
         try:
-            self.storage.truncate(self.name, self._size)
+            self.storage.truncate(self.name, size)
             self.storage.sync(self.name)
-        except OSError as error:
-            self._broken = (
-                f"the journal could not be cut back after an I/O error ({error}): the refused "
-                "record may still be on disk; reopen it to recover whatever was committed"
-            )
+        except OSError as cut_error:
+            self._poison(f"the {what} of {subject} failed ({error}) and cutting it back failed too ({cut_error})")
+            return False
+        self._poison(f"the {what} of {subject} failed ({error})")
+        return True
+
+    def _holds_exactly(self, size: int) -> bool:
+        try:
+            return len(self.storage.read(self.name) or b"") == size
+        except OSError:
+            return False
 
 
 def open_durable_buffer(

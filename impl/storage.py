@@ -261,6 +261,10 @@ def _read_pid(handle: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+#: The calls :meth:`SimulatedDisk.fail_next` can make fail.
+FAILABLE_CALLS = ("append", "sync", "truncate", "rename", "sync_directory")
+
+
 class SimulatedCrash(BaseException):
     """The simulated machine lost power. A ``BaseException``, so that code which
     handles I/O errors cannot mistake it for one and carry on."""
@@ -297,7 +301,8 @@ class SimulatedDisk:
         #: I/O calls made so far (writes, syncs, truncations, renames, directory syncs).
         self.io_events = 0
         self._crash: _Crash | None = None
-        self._failure: tuple[str, int, int] | None = None
+        #: Armed failures, (call, errno, bytes written first), each taken by the next such call.
+        self._failures: list[tuple[str, int, int]] = []
         self.crashed = False
         #: Journals whose writer lock is held; a crash (the process dies) releases them.
         self._locks: set[str] = set()
@@ -314,16 +319,23 @@ class SimulatedDisk:
         self._crash = None
 
     def fail_next(self, call: str, error_number: int = errno.ENOSPC, written: int = 0) -> None:
-        """Make the next ``call`` ("append" or "sync") raise ``OSError(error_number)``;
-        an append first writes ``written`` bytes, as a short write to a full disk does."""
-        if call not in ("append", "sync"):
-            raise ValueError(f"can only fail 'append' or 'sync', not {call!r}")
-        self._failure = (call, error_number, written)
+        """Make the next ``call`` (one of :data:`FAILABLE_CALLS`) raise
+        ``OSError(error_number)`` without doing anything; an append (or the
+        write of ``write_new``) first writes ``written`` bytes, as a short write
+        to a full disk does. Failures of different calls can be armed together
+        (a failed sync, then a failed cut-back)."""
+        if call not in FAILABLE_CALLS:
+            raise ValueError(f"can only fail one of {', '.join(FAILABLE_CALLS)}, not {call!r}")
+        self._failures.append((call, error_number, written))
+
+    def pending_failures(self) -> tuple[str, ...]:
+        """The calls armed to fail that no call has taken yet, in arming order."""
+        return tuple(call for call, _, _ in self._failures)
 
     def cancel_failure(self) -> bool:
-        """Withdraw a failure armed by :meth:`fail_next` that no call has taken;
-        True if there was one."""
-        pending, self._failure = self._failure is not None, None
+        """Withdraw every failure armed by :meth:`fail_next` that no call has
+        taken; True if there was one."""
+        pending, self._failures = bool(self._failures), []
         return pending
 
     def crash(self) -> None:
@@ -390,10 +402,10 @@ class SimulatedDisk:
 
     def _take_failure(self, call: str) -> tuple[int, int] | None:
         """(errno, bytes written first) if ``call`` is the one armed to fail."""
-        if self._failure is not None and self._failure[0] == call:
-            _, error_number, written = self._failure
-            self._failure = None
-            return error_number, written
+        for index, (armed, error_number, written) in enumerate(self._failures):
+            if armed == call:
+                del self._failures[index]
+                return error_number, written
         return None
 
     def read(self, name: str) -> bytes | None:
@@ -422,6 +434,9 @@ class SimulatedDisk:
 
     def truncate(self, name: str, size: int) -> None:
         self._event(name)
+        failure = self._take_failure("truncate")
+        if failure is not None:
+            raise OSError(failure[0], f"{os.strerror(failure[0])} (simulated ftruncate failure)")
         del self._files[name].current[size:]
 
     def write_new(self, name: str, data: bytes) -> None:
@@ -430,10 +445,16 @@ class SimulatedDisk:
 
     def rename(self, source: str, destination: str) -> None:
         self._event(None, directory=True)
+        failure = self._take_failure("rename")
+        if failure is not None:
+            raise OSError(failure[0], f"{os.strerror(failure[0])} (simulated rename failure)")
         self._files[destination] = self._files.pop(source)
 
     def sync_directory(self) -> None:
         self._event(None, directory=True)
+        failure = self._take_failure("sync_directory")
+        if failure is not None:
+            raise OSError(failure[0], f"{os.strerror(failure[0])} (simulated directory fsync failure)")
         self._durable_names = dict(self._files)
 
     def remove(self, name: str) -> None:

@@ -24,6 +24,26 @@ class JournalError(RollbackIntegrityError):
     """
 
 
+class JournalPoisonedError(JournalError):
+    """A durable journal refused the operation without trying it: an earlier
+    write, sync or cut-back failed, and after a failed fsync the kernel may
+    have dropped the pages it could not write, so nothing built on the file can
+    be vouched for until the journal is reopened and read back. Nothing was
+    recorded; ``first_failure`` says what failed first. (R1, R5)"""
+
+    def __init__(self, message: str, *, first_failure: str) -> None:
+        super().__init__(message)
+        self.first_failure = first_failure
+
+
+class OutcomeUnknownError(JournalError):
+    """A durable journal met an I/O failure it could not clean up after (the
+    cut-back of a failed record failed too, or a rename was not made durable):
+    the file may or may not hold the operation. The buffer still shows the
+    state before it and refuses everything until the journal is reopened; the
+    reopen decides which of the two states it was. (R1, R5)"""
+
+
 class JournalInUseError(JournalError):
     """Another writer holds the durable journal's exclusive lock, so this one
     may not open it: two writers would interleave records into a history

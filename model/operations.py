@@ -112,6 +112,31 @@ class ArmJournalFault:
         return "arm_journal_fault()"
 
 
+#: The I/O failures a durable journal's disk can be made to have (R1, R5): the
+#: next record's write or sync fails and the journal cuts the record back; or
+#: the cut-back (an ftruncate) fails too, two faults in a row, so that the file
+#: may still hold the record.
+DISK_FAULTS: tuple[str, ...] = ("sync", "write", "sync_then_cut_back", "write_then_cut_back")
+#: The disk faults after which the file may hold the refused record.
+UNCLEANED_FAULTS: frozenset[str] = frozenset({"write_then_cut_back", "sync_then_cut_back"})
+
+
+@dataclass(frozen=True)
+class DiskFault:
+    """Make the durable journal's disk fail at the next splice's record
+    (``fault``, one of :data:`DISK_FAULTS`): its write or its sync fails, in
+    either durability mode (in batched mode the record is synced at once, as
+    the sync every N records does), and with a ``..._then_cut_back`` fault the
+    truncation that should remove it fails too. Afterwards the journal is
+    poisoned: it refuses every operation until it is reopened."""
+
+    fault: str = "sync"
+    kind: ClassVar[str] = "disk_fault"
+
+    def describe(self) -> str:
+        return f"disk_fault({self.fault.replace('_', ' ')} fails at the next record)"
+
+
 @dataclass(frozen=True)
 class AdoptCurrent:
     """Accept the current buffer as the new horizon, discarding the log on purpose."""
@@ -188,6 +213,18 @@ class Flush:
 
     def describe(self) -> str:
         return "flush()"
+
+
+@dataclass(frozen=True)
+class Reopen:
+    """The process ends and a new one opens the journal, without a crash: what
+    was written is still in the file (the page cache survives), synced or not.
+    The way out of a poisoned journal, and the step its error recommends."""
+
+    kind: ClassVar[str] = "reopen"
+
+    def describe(self) -> str:
+        return "close the process (no crash), then reopen the journal"
 
 
 #: The damage a corruption does to a committed journal (SPEC R5): a flipped bit,
@@ -279,6 +316,8 @@ Operation = (
     | Restart
     | CorruptRecord
     | Flush
+    | DiskFault
+    | Reopen
 )
 
 #: The operations of the diff machines: edits by the author and by a tool,
@@ -316,6 +355,8 @@ def operation_to_json(operation: AnyOperation) -> dict[str, Any]:
         record["applied"] = operation.applied
     elif isinstance(operation, CorruptRecord):
         record["damage"] = operation.damage
+    elif isinstance(operation, DiskFault):
+        record["fault"] = operation.fault
     return record
 
 
@@ -363,6 +404,13 @@ def _corrupt_record(record: dict[str, Any]) -> CorruptRecord:
     return CorruptRecord(damage)
 
 
+def _disk_fault(record: dict[str, Any]) -> DiskFault:
+    fault = record.get("fault")
+    if fault not in DISK_FAULTS:
+        raise ValueError(f"operation field 'fault' must be one of {', '.join(DISK_FAULTS)}, got {fault!r}")
+    return DiskFault(fault)
+
+
 #: kind -> how to read the rest of the record. One table for every family's operations.
 _DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
     Splice.kind: lambda record: Splice(*_edit_fields(record)),
@@ -381,6 +429,8 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
     Restart.kind: lambda record: Restart(),
     CorruptRecord.kind: lambda record: _corrupt_record(record),
     Flush.kind: lambda record: Flush(),
+    DiskFault.kind: _disk_fault,
+    Reopen.kind: lambda record: Reopen(),
     TakeSnapshot.kind: lambda record: TakeSnapshot(),
 }
 

@@ -284,10 +284,14 @@ R1 = Property(
     "Log completeness (write-ahead)",
     """The inverse record is committed before, or atomically with, the
     mutation. If the journal cannot take the record, the splice raises
-    JournalError and neither the buffer nor the log changes. The buffer of
-    the incident mutated first and treated the append as best-effort: the buffer ran ahead of
-    its log, and a later rollback restored a state that never existed. Dropping
-    records rarely is not better than dropping them often: it is the same bug.""",
+    JournalError and neither the buffer nor the log changes: an operation
+    refused with JournalError is not in the history, and no recovery may bring
+    it back. The buffer of the incident mutated first and treated the append
+    as best-effort: the buffer ran ahead of its log, and a later rollback
+    restored a state that never existed. Dropping records rarely is not better
+    than dropping them often: it is the same bug. A durable journal whose
+    write, sync or cut-back failed is poisoned (R5): it refuses every later
+    operation until it is reopened.""",
     (
         Situation("journal_refused", "a splice whose inverse append failed", _journal_refused),
         Situation("rollback", "a rollback (after refusals, the log must still be exact)", _any_rollback),
@@ -442,9 +446,16 @@ R5 = Property(
     refuses it with RecoveryError instead of skipping the record (which would
     replay later records onto the wrong bytes) or guessing. Applying a
     half-written record, or mutating before the record is synced, both
-    recover a state that never existed. A journal in batched mode keeps a
-    weaker promise (R5_BATCHED: a state from the last flush up to the crash
-    point); the same machine judges both modes.""",
+    recover a state that never existed. A failed write, sync or cut-back
+    poisons the journal: after a failed fsync the kernel may have dropped the
+    pages it could not write, so every later operation is refused with
+    JournalError (changing nothing) until the journal is reopened and read
+    back. The operation that met the failure is refused and never recovered,
+    by a reopen or after a crash — unless it said its outcome was unknown (its
+    cut-back failed too, so the file may hold it): then the reopen yields the
+    state before it or the state after it, nothing else. A journal in batched
+    mode keeps a weaker promise (R5_BATCHED: a state from the last flush up to
+    the crash point); the same machine judges both modes.""",
     (
         Situation("torn_record", "a crash that tore off the end of a splice's record (its new bytes)", _torn_record),
         Situation(
@@ -495,7 +506,10 @@ R5_BATCHED = Property(
     crash. A checkpoint of a lost state names nothing afterwards: rollback_to
     it is refused with UnreachableRollbackError, even once the buffer is back
     at its depth, so whatever a checkpoint names its state by must never be
-    handed out again (S3), not even after the crash lost it.""",
+    handed out again (S3), not even after the crash lost it. The poisoning
+    rule is the same in both modes: a splice whose automatic sync failed is
+    refused and its record removed, and the operations acknowledged since the
+    last completed flush may be lost, as in a crash.""",
     (
         Situation("restart", "a crash while idle with live records (some perhaps not yet flushed)", _restart_with_records),
         Situation(

@@ -18,6 +18,15 @@ A durable journal has a *durability mode* (``ModelState.durability``). In
 ``batched`` mode only an explicit flush is relied on: the model keeps every
 state since the last flush (``ModelState.since_flush``), and a crash may
 recover any of them (:func:`recovery_window`, R5's batched variant).
+
+A durable journal (``ModelState.durable``) is *poisoned* by a failed write or
+sync (R1, R5): the operation that met the failure is refused with
+``JournalError`` and is not in the history, and every later operation that
+would write to the journal is refused too, changing nothing, until the journal
+is reopened (a ``Reopen``, or the recovery after a crash). If the failure left
+the file possibly holding the refused record (its cut-back failed too), its
+outcome is unknown: the buffer shows the state before it, and the reopen may
+yield that state or the one after it (``ModelState.in_doubt``).
 """
 
 
@@ -33,14 +42,18 @@ from rollcert.model.errors import DivergenceError
 from rollcert.model.errors import JournalError
 from rollcert.model.errors import RecoveryError
 from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import DISK_FAULTS
+from rollcert.model.operations import UNCLEANED_FAULTS
 from rollcert.model.operations import AdoptCurrent
 from rollcert.model.operations import ArmJournalFault
 from rollcert.model.operations import Compact
 from rollcert.model.operations import CorruptRecord
 from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import DiskFault
 from rollcert.model.operations import Flush
 from rollcert.model.operations import Operation
 from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Reopen
 from rollcert.model.operations import Restart
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
@@ -84,6 +97,13 @@ class ModelState:
     ``since_flush`` of its own; the current state is not in it. A crash may
     recover any of them or the current state (:func:`recovery_window`). In
     ``per_operation`` mode it is always empty: nothing that returned can be lost.
+
+    ``durable`` says the journal is on a disk; a failed write or sync then
+    ``poisoned`` it (it refuses every operation that would write until it is
+    reopened). ``disk_fault`` is the disk failure armed for the next splice's
+    record (one of ``DISK_FAULTS``). ``in_doubt`` is the state after an
+    operation that was refused with its outcome unknown (its record may be in
+    the file): a reopen may yield it instead of the current state.
     """
 
     states: tuple[bytes, ...]
@@ -98,6 +118,10 @@ class ModelState:
     edits: tuple[Splice | None, ...] = (None,)
     durability: DurabilityMode = "per_operation"
     since_flush: tuple[ModelState, ...] = ()
+    durable: bool = False
+    poisoned: bool = False
+    disk_fault: str | None = None
+    in_doubt: ModelState | None = None
 
     @property
     def current(self) -> bytes:
@@ -113,9 +137,11 @@ def initial_state(
     capacity: int | None = None,
     policy: Policy = "reject",
     durability: DurabilityMode = "per_operation",
+    durable: bool = False,
 ) -> ModelState:
     """The model of a fresh buffer: one state, depth 0, revision 0. A new
-    journal is created synced, so nothing precedes it in ``since_flush``."""
+    journal is created synced, so nothing precedes it in ``since_flush``.
+    ``durable``: the journal is on a disk, where a failed write poisons it."""
     if not isinstance(initial, (bytes, bytearray)):
         raise TypeError(f"initial buffer must be bytes, got {type(initial).__name__}")
     if capacity is not None and (check_integer("capacity", capacity) < 1):
@@ -125,7 +151,13 @@ def initial_state(
     if durability not in DURABILITY_MODES:
         raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
     return ModelState(
-        states=(bytes(initial),), serials=(0,), next_serial=1, capacity=capacity, policy=policy, durability=durability
+        states=(bytes(initial),),
+        serials=(0,),
+        next_serial=1,
+        capacity=capacity,
+        policy=policy,
+        durability=durability,
+        durable=bool(durable),
     )
 
 
@@ -138,6 +170,8 @@ class Outcome:
     before an operation a crash interrupted). ``window`` holds the further
     states a recovery in batched mode may yield: every state since the last
     flush before the crash point, oldest first, as recovered (R5, batched).
+    ``in_doubt`` is the state a reopen may also yield because an earlier
+    operation's outcome was unknown (R1, R5).
     """
 
     state: ModelState
@@ -145,6 +179,16 @@ class Outcome:
     also_acceptable: ModelState | None = None
     message: str = ""
     window: tuple[ModelState, ...] = ()
+    in_doubt: ModelState | None = None
+
+
+#: The message of an operation a poisoned journal refuses.
+POISONED = "the journal is poisoned by an earlier I/O failure: it refuses until reopened"
+
+
+def _refused_by_poison(state: ModelState) -> Outcome:
+    """R1/R5: a poisoned journal refuses, recording nothing and changing nothing."""
+    return Outcome(state, JournalError, message=POISONED)
 
 
 def _splice(state: ModelState, operation: Splice) -> Outcome:
@@ -156,26 +200,44 @@ def _splice(state: ModelState, operation: Splice) -> Outcome:
     # before trying to store it.
     if full and state.policy == "reject":
         return Outcome(state, JournalError, message="journal full")
+    if state.poisoned:
+        return _refused_by_poison(state)  # an armed fault waits: nothing reached the disk
     # R1 (log completeness): if the inverse record cannot be committed, the splice
-    # fails and nothing changes (not even an eviction). The armed fault is spent.
+    # fails and nothing changes (not even an eviction). The armed fault is spent;
+    # a durable journal is poisoned by it (R5).
     if state.fault_armed:
-        return Outcome(replace(state, fault_armed=False), JournalError, message="journal append failed")
+        return Outcome(
+            replace(state, fault_armed=False, poisoned=state.durable), JournalError, message="journal append failed"
+        )
+    if state.disk_fault is not None:
+        # R1/R5: the record's write or sync failed. Refused; if its cut-back
+        # failed too, the file may hold it, and a reopen may yield it.
+        fault, after = state.disk_fault, _spliced(state, offset, delete_length, insert)
+        refused = replace(state, disk_fault=None, poisoned=True)
+        if fault in UNCLEANED_FAULTS:
+            refused = replace(refused, in_doubt=replace(after, disk_fault=None))
+            return Outcome(refused, JournalError, message=f"the {fault.replace('_', ' ')} failed: outcome unknown")
+        return Outcome(refused, JournalError, message=f"the record's {fault} failed: refused, nothing recorded")
+    return Outcome(_spliced(state, offset, delete_length, insert))
+
+
+def _spliced(state: ModelState, offset: int, delete_length: int, insert: bytes) -> ModelState:
+    """The state after a splice the journal took."""
+    full = state.capacity is not None and state.depth >= state.capacity
     states, serials, edits, barriers = state.states, state.serials, state.edits, state.barriers
     # R6: the evict policy drops the *oldest* record and moves the horizon.
     if full:
         states, serials, edits = states[1:], serials[1:], (None,) + edits[2:]
         barriers = frozenset(b - 1 for b in barriers if b >= 1)
     new_buffer = splice_bytes(state.current, offset, delete_length, insert)
-    return Outcome(
-        replace(
-            state,
-            states=states + (new_buffer,),
-            serials=serials + (state.next_serial,),
-            edits=edits + (Splice(offset, delete_length, insert),),
-            next_serial=state.next_serial + 1,
-            revision=state.revision + 1,
-            barriers=barriers,
-        )
+    return replace(
+        state,
+        states=states + (new_buffer,),
+        serials=serials + (state.next_serial,),
+        edits=edits + (Splice(offset, delete_length, insert),),
+        next_serial=state.next_serial + 1,
+        revision=state.revision + 1,
+        barriers=barriers,
     )
 
 
@@ -275,24 +337,46 @@ def recovered(crashed: ModelState, at: ModelState) -> ModelState:
     serials and revision — and, the recovery having read it back from the
     disk, durable (nothing since a flush). What the run did outside the
     journal stays: the checkpoints taken (numbered by the run) and an armed
-    fault. A checkpoint of a state the crash lost names nothing ever again:
+    fault (and an armed disk fault). A reopened journal is no longer poisoned.
+    A checkpoint of a state the crash lost names nothing ever again:
     its serial was handed out after ``at`` and the journal may hand it out a
     second time (:data:`LOST_SERIAL`)."""
     checkpoints = tuple(
         (serial if serial < at.next_serial else LOST_SERIAL, depth) for serial, depth in crashed.checkpoints
     )
-    return replace(at, since_flush=(), checkpoints=checkpoints, fault_armed=crashed.fault_armed)
+    return replace(
+        at,
+        since_flush=(),
+        checkpoints=checkpoints,
+        fault_armed=crashed.fault_armed,
+        disk_fault=crashed.disk_fault,
+        poisoned=False,
+        in_doubt=None,
+    )
 
 
 def _recovery(crashed: ModelState, error: type[Exception] | None = None, message: str = "") -> Outcome:
     """A crash in ``crashed`` and its recovery: the current state, or (batched
-    mode) any earlier state of the window."""
+    mode) any earlier state of the window, or the state after an operation
+    whose outcome was unknown."""
     *earlier, current = recovery_window(crashed)
     return Outcome(
         recovered(crashed, current),
         error,
         message=message,
         window=tuple(recovered(crashed, state) for state in earlier),
+        in_doubt=None if crashed.in_doubt is None else recovered(crashed, crashed.in_doubt),
+    )
+
+
+def _reopen(state: ModelState) -> Outcome:
+    """R1/R5: the process ends without a crash and the journal is opened again:
+    everything written is still in the file, so the reopen yields the current
+    state, or the state after an operation whose outcome was unknown; never a
+    refused operation."""
+    return Outcome(
+        recovered(state, state),
+        in_doubt=None if state.in_doubt is None else recovered(state, state.in_doubt),
     )
 
 
@@ -306,19 +390,25 @@ def _crash_during(state: ModelState, operation: CrashDuring) -> Outcome:
     if operation.io_event < 0 or operation.lost < 0:
         raise ValueError("io_event and lost must be >= 0")
     outcome = step(state, operation.operation)
-    if state.durability == "per_operation":
-        if outcome.error is not None:
-            return outcome
-        return Outcome(outcome.state, also_acceptable=state, message="before or after the interrupted operation")
     if outcome.error is not None:
-        # Refused: it changed nothing but what the refusal itself changes (a spent fault).
+        # Refused: it changed nothing but what the refusal itself changes (a
+        # spent fault, a poisoned journal, which the recovery reopens).
         return _recovery(outcome.state, outcome.error, outcome.message)
+    if state.durability == "per_operation":
+        after = _recovery(outcome.state)  # the recovery reopens a poisoned journal too
+        return Outcome(
+            after.state,
+            also_acceptable=recovered(outcome.state, state),
+            message="before or after the interrupted operation",
+            in_doubt=after.in_doubt,
+        )
     before = _recovery(state)
     return Outcome(
         recovered(outcome.state, outcome.state),
         also_acceptable=before.state,
         message="after the interrupted operation, or any state since the last flush",
         window=before.window,
+        in_doubt=before.in_doubt,
     )
 
 
@@ -334,10 +424,21 @@ def _batched_commit(before: ModelState, outcome: Outcome) -> Outcome:
 def step(state: ModelState, operation: Operation) -> Outcome:
     """Apply one operation to the model. Bad arguments raise ValueError/TypeError."""
     if isinstance(operation, (Splice, Rollback, RollbackTo)):
-        return _batched_commit(state, _commit(state, operation))
+        outcome = _commit(state, operation)
+        if state.poisoned and outcome.error is None and outcome.state.revision != state.revision:
+            return _refused_by_poison(state)  # R1/R5: the rollback would write a record
+        return _batched_commit(state, outcome)
     if isinstance(operation, Flush):
+        if state.poisoned:
+            return _refused_by_poison(state)
         # R5 (batched): what a flush returned from is durable; the window closes.
         return Outcome(replace(state, since_flush=()))
+    if isinstance(operation, DiskFault):
+        if operation.fault not in DISK_FAULTS:
+            raise ValueError(f"a disk fault is one of {', '.join(DISK_FAULTS)}, got {operation.fault!r}")
+        return Outcome(replace(state, disk_fault=operation.fault))
+    if isinstance(operation, Reopen):
+        return _reopen(state)
     return _other(state, operation)
 
 
@@ -364,6 +465,8 @@ def _other(state: ModelState, operation: Operation) -> Outcome:
     if isinstance(operation, ArmJournalFault):
         return Outcome(replace(state, fault_armed=True))
     if isinstance(operation, AdoptCurrent):
+        if state.poisoned:
+            return _refused_by_poison(state)
         # R4: the only way past a divergence. The log is discarded on purpose, and
         # with it every checkpoint (the adopted state gets a fresh identity).
         return Outcome(
@@ -380,6 +483,8 @@ def _other(state: ModelState, operation: Operation) -> Outcome:
     if isinstance(operation, Compact):
         # A compaction rewrites the journal and syncs it: a flush too (R5, batched).
         outcome = _compact(state, operation)
+        if state.poisoned:
+            return _refused_by_poison(state)
         return replace(outcome, state=replace(outcome.state, since_flush=()))
     if isinstance(operation, CrashDuring):
         return _crash_during(state, operation)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rollcert.impl.file_journal import FileJournal
-from rollcert.model.errors import JournalError
 from rollcert.specimens import register
 from rollcert.targets.adapters.durable import DURABLE_CAPABILITIES
 from rollcert.targets.adapters.durable import durable_specimen
@@ -21,12 +20,12 @@ class MutateBeforeFsync(FileJournal):
     _unsynced = False
 
     def _commit(self, data: bytes) -> None:
+        self._check_usable()
         try:
             if self._unsynced:
                 self.storage.sync(self.name)  # the previous record, at last
             self.storage.append(self.name, data)
         except OSError as error:
-            self._restore_size()
-            raise JournalError(f"the record was not committed: {error}") from error
+            self._refuse("write", error, self._size)
         self._size += len(data)
         self._unsynced = True

@@ -31,15 +31,18 @@ from hypothesis.stateful import rule
 
 from rollcert.model.errors import error_kind
 from rollcert.model.operations import DAMAGES
+from rollcert.model.operations import DISK_FAULTS
 from rollcert.model.operations import AdoptCurrent
 from rollcert.model.operations import ArmJournalFault
 from rollcert.model.operations import Compact
 from rollcert.model.operations import CorruptRecord
 from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import DiskFault
 from rollcert.model.operations import Flush
 from rollcert.model.operations import Interruptible
 from rollcert.model.operations import Operation
 from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Reopen
 from rollcert.model.operations import Restart
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
@@ -73,6 +76,9 @@ BEFORE_THE_CRASH_POINT = "a state since the last flush, before the crash point (
 #: The figures a run reports: batched crashes with operations waiting, and how
 #: many of them the SUT recovered to a state before the crash point.
 BATCHED_FIGURES = ("batched_crashes_with_window", "batched_recovered_before_crash_point")
+#: The note of a reading in which a reopen yielded the state after an
+#: operation whose outcome was unknown (its record stayed in the file).
+IN_DOUBT = "the operation whose outcome was unknown took effect"
 
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
@@ -102,6 +108,9 @@ RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
         "arm_journal_fault",
         "flush",
         "checkpoint_then_crash",
+        "disk_fault",
+        "reopen",
+        "refused_then_reopen",
     ),
 }
 
@@ -132,6 +141,9 @@ RULE_CAPABILITY: dict[str, Capability] = {
     "corrupt_record": Capability.DURABILITY,
     "flush": Capability.DURABILITY,
     "checkpoint_then_crash": Capability.DURABILITY,
+    "disk_fault": Capability.DISK_FAULTS,
+    "reopen": Capability.DISK_FAULTS,
+    "refused_then_reopen": Capability.DISK_FAULTS,
 }
 
 #: Situations a run can reach only with a capability beyond the property's own;
@@ -257,7 +269,12 @@ def rollback_to(machine: RollbackMachine, data: st.DataObject) -> None:
     machine.run(RollbackToForeign() if index is None else RollbackTo(index))
 
 
-@precondition(lambda machine: machine.session is not None and not machine.live.model.fault_armed)
+def _no_fault_armed(machine: RollbackMachine) -> bool:
+    """Neither an R1 journal fault nor a disk fault waits (one at a time)."""
+    return machine.session is not None and not machine.live.model.fault_armed and machine.live.model.disk_fault is None
+
+
+@precondition(_no_fault_armed)
 @rule()
 def arm_journal_fault(machine: RollbackMachine) -> None:
     machine.run(ArmJournalFault())
@@ -324,6 +341,7 @@ def compact(machine: RollbackMachine, data: st.DataObject) -> None:
     machine.run(Compact(data.draw(st.integers(0, machine.live.model.depth), label="keep")))
 
 
+@precondition(lambda machine: machine.session is not None and machine.live.model.disk_fault is None)
 @rule(data=st.data())
 def crash_during(machine: RollbackMachine, data: st.DataObject) -> None:
     """Crash in the middle of an operation that writes to the journal: at one of
@@ -416,6 +434,45 @@ def checkpoint_then_crash(machine: RollbackMachine, data: st.DataObject) -> None
         _splice_from(machine, data)
 
 
+#: The disk faults as drawn: a failed sync twice as often as each other (the
+#: fault the batched mode got wrong: its record stayed in the file), and first,
+#: where shrinking goes.
+_DRAWN_DISK_FAULTS = (DISK_FAULTS[0], *DISK_FAULTS)
+
+
+def _draw_disk_fault(data: st.DataObject) -> str:
+    return _DRAWN_DISK_FAULTS[strategies.draw_index(data, len(_DRAWN_DISK_FAULTS), "disk fault")]
+
+
+@precondition(_no_fault_armed)
+@rule(data=st.data())
+def disk_fault(machine: RollbackMachine, data: st.DataObject) -> None:
+    """The disk fails at the next splice's record: its write or its sync, and
+    perhaps the cut-back after it too (two faults in a row)."""
+    machine.run(DiskFault(_draw_disk_fault(data)))
+
+
+@rule()
+def reopen(machine: RollbackMachine) -> None:
+    """A new process opens the journal, no crash: the way out of a poisoned
+    journal, and where a refused record left in the file would come back."""
+    machine.run(Reopen())
+
+
+@precondition(_no_fault_armed)
+@rule(data=st.data())
+def refused_then_reopen(machine: RollbackMachine, data: st.DataObject) -> None:
+    """A disk fault, the splice that meets it (refused), one more operation
+    (refused too: the journal is poisoned), and the reopen the error
+    recommends: the refused splice must not come back, in either mode. An
+    idle crash instead would lose the record whatever the journal did with
+    it, and tell nothing."""
+    machine.run(DiskFault(_draw_disk_fault(data)))
+    _splice_from(machine, data)
+    _splice_from(machine, data)
+    machine.run(Reopen())
+
+
 RULES: dict[str, Callable[..., Any]] = {
     "splice": splice,
     "rollback_one": rollback_one,
@@ -434,6 +491,9 @@ RULES: dict[str, Callable[..., Any]] = {
     "corrupt_record": corrupt_record,
     "flush": flush,
     "checkpoint_then_crash": checkpoint_then_crash,
+    "disk_fault": disk_fault,
+    "reopen": reopen,
+    "refused_then_reopen": refused_then_reopen,
 }
 
 
@@ -441,7 +501,9 @@ def rules_for(property_id: str, capabilities: frozenset[Capability]) -> tuple[st
     # R0 takes every rule except the crashes: those need a durable journal, which
     # rules out out-of-log writes, adoption and capacities, so they get their own
     # machine (R5), whose violations are folded into R0's verdict.
-    every_rule = tuple(name for name in RULES if RULE_CAPABILITY.get(name) is not Capability.DURABILITY)
+    every_rule = tuple(
+        name for name in RULES if RULE_CAPABILITY.get(name) not in (Capability.DURABILITY, Capability.DISK_FAULTS)
+    )
     names = RULES_BY_PROPERTY.get(property_id, every_rule)
     return tuple(
         n
@@ -479,6 +541,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             readings += (Reading(outcome.also_acceptable, kind, "the other outcome the rules allow"),)
         # Batched mode: after a crash, every state since the last flush (R5_BATCHED).
         readings += tuple(Reading(state, kind, BEFORE_THE_CRASH_POINT) for state in reversed(outcome.window))
+        if outcome.in_doubt is not None:  # a refusal whose outcome was unknown (R1, R5)
+            readings += (Reading(outcome.in_doubt, kind, IN_DOUBT),)
         return Prediction(outcome, readings)
 
     def content(self, state: ModelState) -> bytes:
@@ -527,6 +591,10 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             sut.restart()
         elif isinstance(operation, Flush):
             sut.flush()
+        elif isinstance(operation, DiskFault):
+            sut.arm_disk_fault(operation.fault)
+        elif isinstance(operation, Reopen):
+            sut.reopen()
         elif isinstance(operation, CorruptRecord):
             live.sut_report = sut.corrupt_committed_record(operation.damage)
             try:
@@ -546,12 +614,17 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         main = prediction.readings[0]
         if before.durability == "batched" and isinstance(operation, (CrashDuring, CorruptRecord)):
             return self._narrow_batched(live, operation, prediction)
-        if isinstance(operation, CrashDuring) and not live.sut_report:
-            return replace(prediction, readings=(main,))  # the crash came after the operation
-        if isinstance(operation, CrashDuring) and main.error is not None:
+        # A reopen may yield the state after an earlier operation whose outcome
+        # was unknown whatever this step did: that reading always stays.
+        in_doubt = tuple(reading for reading in prediction.readings if reading.note == IN_DOUBT)
+        if isinstance(operation, CrashDuring) and main.error is not None and live.sut_report:
             # The operation was failing (say, a write refused) when the crash hit:
             # the process died before it could report the error; nothing changed.
-            return replace(prediction, readings=(Reading(main.state, None),))
+            return replace(
+                prediction, readings=tuple(replace(reading, error=None) for reading in (main, *in_doubt))
+            )
+        if isinstance(operation, CrashDuring) and not live.sut_report:
+            return replace(prediction, readings=(main, *in_doubt))  # the crash came after the operation
         if isinstance(operation, CorruptRecord) and not live.sut_report:
             return replace(prediction, readings=(Reading(before, None),))  # nothing but the last record to corrupt
         return prediction
@@ -693,8 +766,12 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                     == state.current
                 ):
                     return False
-                if isinstance(operation, ArmJournalFault) and state.fault_armed:
-                    return False
+                if isinstance(operation, (ArmJournalFault, DiskFault)) and (
+                    state.fault_armed or state.disk_fault is not None
+                ):
+                    return False  # one fault waits at a time
+                if isinstance(operation, CrashDuring) and state.disk_fault is not None:
+                    return False  # the machines crash no splice that meets a disk fault
                 if isinstance(operation, Rollback) and state.depth == 0:
                     return False  # every rollback rule waits for a record to undo
                 if target.sets_aside(state, operation):
@@ -721,7 +798,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 def _initial(config: BufferConfig) -> ModelState:
     """The model of a fresh buffer of ``config``; the durability mode counts only on a durable journal."""
     durability = config.durability if config.durable else "per_operation"
-    return initial_state(config.initial, config.capacity, config.policy, durability)
+    return initial_state(config.initial, config.capacity, config.policy, durability, durable=config.durable)
 
 
 def _checkpoint_named(operation: Operation) -> int | None:

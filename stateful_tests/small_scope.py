@@ -23,12 +23,15 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 
 from rollcert.model.operations import DAMAGES
+from rollcert.model.operations import DISK_FAULTS
 from rollcert.model.operations import Compact
 from rollcert.model.operations import CorruptRecord
 from rollcert.model.operations import CrashDuring
+from rollcert.model.operations import DiskFault
 from rollcert.model.operations import Flush
 from rollcert.model.operations import Interruptible
 from rollcert.model.operations import Operation
+from rollcert.model.operations import Reopen
 from rollcert.model.operations import Restart
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
@@ -57,6 +60,9 @@ RULE_OPERATION_KINDS: dict[str, frozenset[str]] = {
     "corrupt_record": frozenset({"corrupt_record"}),
     "flush": frozenset({"flush"}),
     "checkpoint_then_crash": frozenset({"flush", "splice", "checkpoint", "restart"}),
+    "disk_fault": frozenset({"disk_fault"}),
+    "reopen": frozenset({"reopen"}),
+    "refused_then_reopen": frozenset({"disk_fault", "splice", "reopen"}),
 }
 
 #: The bytes lost by the crashes tried: none (the record reached the disk whole)
@@ -128,6 +134,10 @@ def alphabet(kinds: frozenset[str]) -> Callable[[ModelState], list[Operation]]:
                 for io_event in _CRASH_POINTS
                 for lost in _LOST
             ]
+        if "disk_fault" in kinds and not state.fault_armed and state.disk_fault is None:
+            found += [DiskFault(fault) for fault in DISK_FAULTS]
+        if "reopen" in kinds:
+            found.append(Reopen())
         return found
 
     return operations_at

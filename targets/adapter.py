@@ -55,6 +55,9 @@ class Capability(StrEnum):
     BOUNDED = "bounded"  # honours BufferConfig.capacity and .policy
     DIFFS = "diffs"  # snapshot / diff / apply (S1-S3)
     DURABILITY = "durability"  # crash and recover (R5)
+    #: arm_disk_fault(fault): the durable journal's disk fails a write, a sync
+    #: or the cut-back after one (R1, R5); reopen(): a new process, no crash.
+    DISK_FAULTS = "disk_faults"
     #: The SUT may be called from several threads at once (R7); it also offers
     #: length(), an observation that must be as atomic as read().
     CONCURRENT = "concurrent"
@@ -235,6 +238,16 @@ class SystemUnderTest(Protocol):
     def flush(self) -> None:
         """Make every operation so far durable (batched mode; nothing to do otherwise)."""
         ...
+    # -- capability DISK_FAULTS (R1, R5) ------------------------------------------------
+    def arm_disk_fault(self, fault: str) -> None:
+        """Make the disk fail at the next splice's record: ``fault`` is one of
+        ``model.operations.DISK_FAULTS`` (its write or its sync fails; with
+        ``..._then_cut_back`` the truncation that should remove it fails too)."""
+        ...
+    def reopen(self) -> None:
+        """End the process without a crash (what was written stays in the
+        file, synced or not) and open the journal again."""
+        ...
     # -- capability DIFFS (S1-S3): self-authored diffs --------------------------------
     def snapshot(self) -> object:
         """An opaque token for the current state, to author diffs against."""
@@ -297,6 +310,12 @@ class UnsupportedOperations:
 
     def repair_corruption(self) -> None:
         raise CapabilityMissing("durability")
+
+    def arm_disk_fault(self, fault: str) -> None:
+        raise CapabilityMissing("disk_faults")
+
+    def reopen(self) -> None:
+        raise CapabilityMissing("disk_faults")
 
     def flush(self) -> None:
         raise CapabilityMissing("durability")

@@ -44,6 +44,8 @@ from rollcert.impl.journaled_buffer import Checkpoint
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import RealDirectory
 from rollcert.model.errors import JournalError
+from rollcert.model.errors import JournalPoisonedError
+from rollcert.model.errors import OutcomeUnknownError
 from rollcert.model.errors import RecoveryError
 from rollcert.model.errors import UnreachableRollbackError
 from rollcert.model.errors import error_kind
@@ -519,21 +521,32 @@ def test_a_failed_write_or_fsync_changes_nothing_in_memory_or_on_disk(
     written: int | None,
 ) -> None:
     """A full disk or an I/O error while committing a record: the operation
-    raises JournalError, the buffer, depth and revision are unchanged, the
-    partly written record is cut off the real file (same bytes as before), a
-    recovery from disk agrees, and the buffer goes on working: its next record
-    is recovered too."""
+    raises JournalError saying it was refused and nothing recorded, the
+    buffer, depth and revision are unchanged, the partly written record is
+    cut off the real file (same bytes as before), a recovery from disk
+    agrees. The journal is poisoned: every later operation is refused naming
+    the first failure, until it is reopened; the reopened buffer works and
+    its next record is recovered too."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory, origin)
     before, on_disk = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.fail_next(call, error_number, written)
-    with pytest.raises(JournalError, match=os.strerror(error_number)):
+    with pytest.raises(JournalError, match=os.strerror(error_number)) as refusal:
         mutation(buffer)
+    assert type(refusal.value) is JournalError and "refused, nothing recorded" in str(refusal.value)
     assert not storage.armed, "the fault was never reached"
     assert seen(buffer) == before
     assert (directory / JOURNAL).read_bytes() == on_disk
     assert peeked_snapshot(directory) == before  # the writer still holds the lock: read, do not open
+    for later in (lambda: mutation(buffer), lambda: buffer.compact(0), buffer.journal.flush):
+        with pytest.raises(JournalPoisonedError, match=os.strerror(error_number)):
+            later()
+    assert seen(buffer) == before
+    assert (directory / JOURNAL).read_bytes() == on_disk
+    storage.close()
 
+    buffer, storage = reopen(directory)
+    assert seen(buffer) == before
     mutation(buffer)
     after = seen(buffer)
     assert after != before
@@ -546,19 +559,19 @@ def test_a_record_that_cannot_be_cut_back_leaves_a_torn_tail_for_recovery(
     tmp_path: Path, name: str, mutation: Callable[[JournaledBuffer], None]
 ) -> None:
     """A short write, then the truncation that should remove it fails too: the
-    operation raises JournalError having changed nothing, the journal refuses
-    further records (it can no longer vouch for the file), and a recovery
-    from disk drops the partial record as a torn tail and gives the state
-    before."""
+    operation raises OutcomeUnknownError (the file holds part of the record)
+    having changed nothing in memory, the journal refuses further records (it
+    can no longer vouch for the file), and a recovery from disk drops the
+    partial record as a torn tail and gives the state before."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory)
     before, on_disk = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.fail_next("append", errno.ENOSPC, 5)
     storage.fail_next("truncate", errno.EIO)
-    with pytest.raises(JournalError):
+    with pytest.raises(OutcomeUnknownError, match="outcome unknown"):
         mutation(buffer)
     assert seen(buffer) == before
-    with pytest.raises(JournalError):
+    with pytest.raises(JournalPoisonedError, match="cutting it back failed too"):
         buffer.splice(0, 0, b"refused: the journal is broken")
     assert seen(buffer) == before
     storage.close()
@@ -567,20 +580,26 @@ def test_a_record_that_cannot_be_cut_back_leaves_a_torn_tail_for_recovery(
     assert before_the_open((directory / JOURNAL).read_bytes()) == on_disk
 
 
-def test_a_compaction_whose_directory_sync_fails_takes_effect_and_stops_further_commits(tmp_path: Path) -> None:
-    """Once the rename has replaced the journal, the compaction has happened
-    (the buffer is the same; only the horizon moved): the process keeps the
-    compacted journal, refuses every later commit (a crash could still bring
-    back the old file), and a new process recovers the compacted state."""
+@pytest.mark.parametrize("operation", ["compact", "adopt_current"])
+def test_a_rewrite_whose_directory_sync_fails_reports_it_and_stops_further_commits(
+    tmp_path: Path, operation: str
+) -> None:
+    """Once the rename has replaced the journal but the directory sync failed,
+    a crash could bring back either file (the same bytes, the old or the new
+    horizon): the compaction or adoption raises OutcomeUnknownError instead
+    of reporting success, the buffer shows the state before, every later
+    operation is refused, and a new process (no crash: the rename is
+    visible) recovers the rewritten state."""
     directory = tmp_path / "store"
     buffer, storage = faulty_history(directory)
     before = seen(buffer)
     storage.fail_next("sync_directory", errno.EIO, 10)
-    buffer.compact(0)
-    assert seen(buffer) == (before[0], 0, before[2])
-    with pytest.raises(JournalError, match="reopen"):
+    with pytest.raises(OutcomeUnknownError, match="directory could not be synced"):
+        getattr(buffer, operation)(*([0] if operation == "compact" else []))
+    assert seen(buffer) == before
+    with pytest.raises(JournalPoisonedError, match="directory could not be synced"):
         buffer.splice(0, 0, b"refused")
-    assert seen(buffer) == (before[0], 0, before[2])
+    assert seen(buffer) == before
     storage.close()
     assert recovered_snapshot(directory) == (before[0], 0, before[2])
 
@@ -602,8 +621,11 @@ def test_a_failed_compaction_changes_nothing(tmp_path: Path, call: str, error_nu
     buffer, storage = faulty_history(directory)
     before, on_disk = seen(buffer), (directory / JOURNAL).read_bytes()
     storage.fail_next(call, error_number, 10)
-    with pytest.raises(JournalError, match="the old journal is intact"):
+    with pytest.raises(JournalError, match="the old journal is intact and the buffer usable") as refusal:
         buffer.compact(0)
+    assert type(refusal.value) is JournalError
+    if error_number == errno.ENOSPC:
+        assert "no room for the" in str(refusal.value)
     assert not storage.armed
     assert seen(buffer) == before
     assert (directory / JOURNAL).read_bytes() == on_disk
@@ -620,8 +642,9 @@ def test_a_real_file_size_limit_cuts_a_record_short_and_changes_nothing(tmp_path
     """A fault made by the kernel, not by a test double: in a child process,
     RLIMIT_FSIZE lets the next record be written only in part, then the write
     fails (EFBIG). The splice raises JournalError and changes nothing, the
-    file is cut back to its old size; with the limit lifted, the next splice
-    is committed and a new process recovers exactly that state."""
+    file is cut back to its old size; the journal is poisoned, and once it is
+    reopened with the limit lifted, the next splice is committed and a new
+    process recovers exactly that state."""
     directory = tmp_path / "store"
     directory.mkdir(mode=0o700)
     if origin == "reopened":
@@ -643,6 +666,10 @@ def test_a_real_file_size_limit_cuts_a_record_short_and_changes_nothing(tmp_path
             "cut_back": os.path.getsize(JOURNAL) == size,
         }
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        report["poisoned"] = attempt(lambda: buffer.splice(0, 0, b"y"))
+        storage = buffer.journal.storage  # type: ignore[attr-defined]
+        storage.close()
+        buffer = open_durable_buffer(RealDirectory("."))
         buffer.splice(0, 0, b"y")
         after = seen(buffer)
         report["after"] = [after[0].hex(), after[1], after[2]]
@@ -653,6 +680,7 @@ def test_a_real_file_size_limit_cuts_a_record_short_and_changes_nothing(tmp_path
     assert os.strerror(errno.EFBIG) in report["error"]
     assert report["unchanged"] is True
     assert report["cut_back"] is True
+    assert report["poisoned"].startswith("JournalError: the journal refuses every operation until it is reopened")
     text, depth, revision = recovered_snapshot(directory)
     assert [text.hex(), depth, revision] == report["after"]
 

@@ -37,6 +37,7 @@ from rollcert.impl.file_journal import start_chain
 from rollcert.impl.journal import InverseRecord
 from rollcert.impl.journaled_buffer import JournaledBuffer
 from rollcert.impl.storage import SimulatedDisk
+from rollcert.model.errors import JournalPoisonedError
 from rollcert.model.errors import RecoveryError
 from rollcert.targets.adapters.durable import foreign_journal
 from rollcert.targets.adapters.durable import record_level_corruption
@@ -360,8 +361,9 @@ def test_a_reopened_journal_hands_out_a_new_block_after_one_synced_floor() -> No
 
 
 def test_a_floor_that_cannot_be_written_at_open_is_written_by_the_first_splice() -> None:
-    """A full disk when the journal is opened: the open still recovers (nothing
-    changed on disk), and the first splice carries the floor in its own write."""
+    """A full disk when the journal is opened, where the floor's write writes
+    nothing: the open still recovers (nothing changed on disk), and the first
+    splice carries the floor in its own write."""
     from rollcert.impl.file_journal import DEFAULT_NAME
     from rollcert.impl.file_journal import open_durable_buffer
 
@@ -370,7 +372,7 @@ def test_a_floor_that_cannot_be_written_at_open_is_written_by_the_first_splice()
     disk.crash()
     disk.restart()
     before = disk.read(DEFAULT_NAME)
-    disk.fail_next("append", written=5)
+    disk.fail_next("append", written=0)
     buffer = open_durable_buffer(disk)
     assert disk.read(DEFAULT_NAME) == before and buffer.read() == b"abcX"
     buffer.splice(0, 0, b"Y")
@@ -378,6 +380,29 @@ def test_a_floor_that_cannot_be_written_at_open_is_written_by_the_first_splice()
     records = payloads(disk.read(DEFAULT_NAME) or b"")
     assert [payload[0] for payload in records] == [1, 2, SERIAL_FLOOR, 2]
     assert disk.durable_bytes(DEFAULT_NAME) == disk.read(DEFAULT_NAME)  # synced with the splice, batched or not
+
+
+def test_a_floor_whose_write_was_cut_back_at_open_poisons_the_journal() -> None:
+    """The floor's write lands in part at open: it is cut back (the file is as
+    it was), and the journal refuses every operation until it is reopened,
+    as after any failed write; the reopen works."""
+    from rollcert.impl.file_journal import DEFAULT_NAME
+    from rollcert.impl.file_journal import open_durable_buffer
+
+    disk = SimulatedDisk()
+    open_durable_buffer(disk, b"abc").splice(3, 0, b"X")
+    disk.close()
+    before = disk.read(DEFAULT_NAME)
+    disk.fail_next("append", written=5)
+    buffer = open_durable_buffer(disk)
+    assert disk.read(DEFAULT_NAME) == before and buffer.read() == b"abcX"
+    with pytest.raises(JournalPoisonedError, match="the write of the serial floor failed"):
+        buffer.splice(0, 0, b"Y")
+    disk.close()
+    assert disk.read(DEFAULT_NAME) == before
+    buffer = open_durable_buffer(disk)
+    buffer.splice(0, 0, b"Y")
+    assert buffer.read() == b"YabcX"
 
 
 @pytest.mark.parametrize(

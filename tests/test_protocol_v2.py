@@ -269,7 +269,10 @@ def test_an_armed_fault_survives_a_restart_and_refuses_the_next_splice(reference
     buffer.restart()
     with pytest.raises(JournalError, match="No space left"):
         buffer.splice(0, 0, b"f")
-    buffer.splice(0, 0, b"g")  # the fault was spent
+    with pytest.raises(JournalError, match="refuses every operation until it is reopened"):
+        buffer.splice(0, 0, b"g")  # the failed write poisoned the journal
+    buffer.restart()
+    buffer.splice(0, 0, b"g")  # the fault was spent, and the new process's journal is clean
     assert buffer.read() == b"gabc"
 
 

@@ -10,6 +10,14 @@ The R5 specimens reuse this adapter with one broken part swapped in: a
 ``JournalReader`` subclass (how recovery reads the file), a ``FileJournal``
 subclass (how records are committed) or a storage without the writer lock.
 
+Disk faults (``model.operations.DISK_FAULTS``) are real failing calls of the
+simulated disk at the next splice's record: its write or its sync fails, and
+with a ``..._then_cut_back`` fault the truncation that should remove the
+record fails too. In batched mode a sync fault comes with the record's own
+sync (the journal is told to sync it at once, as its every-N-records rule
+would). ``reopen`` is a new process on the same disk without a crash: what was
+written stays, synced or not, as the page cache keeps it.
+
 Corruption comes in kinds (``model.operations.DAMAGES``): a flipped bit, and
 whole records out of place — duplicated, dropped, swapped, copied in from
 another journal — or a second writer appending to a journal in use. The trace
@@ -92,8 +100,17 @@ DURABLE_CAPABILITIES = frozenset(
         Capability.CHECKPOINTS,
         Capability.JOURNAL_FAULTS,
         Capability.DURABILITY,
+        Capability.DISK_FAULTS,
     }
 )
+
+#: What each disk fault arms on the simulated disk, in order: (call, errno, bytes written first).
+_DISK_FAULT_CALLS: dict[str, tuple[tuple[str, int, int], ...]] = {
+    "write": (("append", errno.EIO, 5),),
+    "sync": (("sync", errno.EIO, 0),),
+    "write_then_cut_back": (("append", errno.ENOSPC, 5), ("truncate", errno.EIO, 0)),
+    "sync_then_cut_back": (("sync", errno.EIO, 0), ("truncate", errno.EIO, 0)),
+}
 
 
 def record_spans(journal: bytes) -> list[tuple[int, int]]:
@@ -152,6 +169,10 @@ class DurableAdapter(BundledAdapter):
         disk: SimulatedDisk | None = None,
     ) -> None:  # the in-memory adapter's __init__ is replaced, not extended
         self.disk = disk if disk is not None else SimulatedDisk()
+        #: A machine that does not model a poisoned journal (the in-memory rules
+        #: of R0, R1, R6 on this durable buffer) sees the reopen every refusal
+        #: recommends done at once.
+        self._reopen_after_refusal = not config.durable
         self._reader = reader
         self._journal_class = journal_class
         self._capacity, self._policy = config.capacity, config.policy
@@ -160,6 +181,7 @@ class DurableAdapter(BundledAdapter):
         #: The journal as it was before the corruption, to put back afterwards.
         self._before_corruption: bytes | None = None
         self._fault_armed = False
+        self._disk_fault: str | None = None
 
     def _open(self, initial: bytes = b"") -> JournaledBuffer:
         return open_durable_buffer(
@@ -181,21 +203,65 @@ class DurableAdapter(BundledAdapter):
     # -- what differs from the in-memory adapter ------------------------------------------
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        if not self._fault_armed:
-            self.buffer.splice(offset, delete_length, insert)
+        if self._fault_armed:
+            # The model's fault hits the next splice's record (R1); here it is a
+            # real failing write on the disk: a few bytes land, then ENOSPC. A
+            # splice refused before it writes (bad arguments, a full journal that
+            # rejects, a poisoned journal) leaves the fault armed for the next
+            # one, as in the model.
+            self.disk.fail_next("append", errno.ENOSPC, written=5)
+            try:
+                self._refusable(lambda: self.buffer.splice(offset, delete_length, insert))
+            finally:
+                self._fault_armed = self.disk.cancel_failure()
             return
-        # The model's fault hits the next splice's record (R1); here it is a
-        # real failing write on the disk: a few bytes land, then ENOSPC. A
-        # splice refused before it writes (bad arguments, a full journal that
-        # rejects) leaves the fault armed for the next one, as in the model.
-        self.disk.fail_next("append", errno.ENOSPC, written=5)
+        if self._disk_fault is not None:
+            self._splice_meeting(self._disk_fault, offset, delete_length, insert)
+            return
+        self.buffer.splice(offset, delete_length, insert)
+
+    def _splice_meeting(self, fault: str, offset: int, delete_length: int, insert: bytes) -> None:
+        """A splice whose record meets ``fault`` on the disk (R1, R5)."""
+        for call, error_number, written in _DISK_FAULT_CALLS[fault]:
+            self.disk.fail_next(call, error_number, written)
+        journal = self.buffer.journal
+        assert isinstance(journal, FileJournal)
+        durability = journal.durability
+        if durability.mode == "batched" and fault.startswith("sync"):
+            journal.durability = Durability.batched(every_records=1, every_ms=None)  # this record syncs now
+        first_call = _DISK_FAULT_CALLS[fault][0][0]
         try:
             self.buffer.splice(offset, delete_length, insert)
         finally:
-            self._fault_armed = self.disk.cancel_failure()
+            journal.durability = durability
+            if first_call not in self.disk.pending_failures():
+                self._disk_fault = None  # the record met it (what follows it, the cut-back, may not have)
+            self.disk.cancel_failure()
+
+    def _refusable(self, action: Callable[[], None]) -> None:
+        """Run ``action``; after a journal refusal, reopen at once if the
+        machine does not model poisoning (the state is the one before: the
+        refused operation is not in the journal, and the reopen shows it)."""
+        try:
+            action()
+        except JournalError:
+            if self._reopen_after_refusal:
+                self.reopen()
+            raise
 
     def arm_journal_fault(self) -> None:
         self._fault_armed = True
+
+    def arm_disk_fault(self, fault: str) -> None:
+        if fault not in _DISK_FAULT_CALLS:
+            raise ValueError(f"not a disk fault: {fault!r}")
+        self._disk_fault = fault
+
+    def reopen(self) -> None:
+        """The process ends without a crash (its lock goes with it; the disk
+        keeps every byte written) and a new one opens the journal."""
+        self.disk.close()
+        self.buffer = self._open()
 
     # -- durability ------------------------------------------------------------------------
 

@@ -8,20 +8,17 @@ which R5 must catch through a real kill over the protocol."""
 import sys
 
 from rollcert.impl.file_journal import FileJournal
-from rollcert.model.errors import JournalError
 from rollcert.targets.protocol_server import JournaledBufferServer
 from rollcert.targets.protocol_server import main
 
 
 class AcknowledgeBeforeSync(FileJournal):
     def _commit(self, data: bytes) -> None:
-        if self._broken is not None:
-            raise JournalError(self._broken)
+        self._check_usable()
         try:
             self.storage.append(self.name, data)  # the fsync the mode owes before returning never comes
         except OSError as error:
-            self._restore_size()
-            raise JournalError(f"the record was not committed: {error}") from error
+            self._refuse("write", error, self._size)
         self._size += len(data)
 
 
