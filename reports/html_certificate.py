@@ -123,7 +123,7 @@ def from_json_file(path: Path) -> HtmlCertificate:
         certificate.target.version,
         certificate.profile,
         certificate.seed,
-        stored.recorded_exit_status if stored.recorded_exit_status is not None else certificate.exit_status,
+        certificate.exit_status,  # from the verdicts, never the file's own claim
         tuple(_row(r) for r in certificate.results.values()),
         walks,
     )

@@ -295,7 +295,9 @@ def certificate_from_json(record: object, where: str = "the certificate", size: 
     unrecorded: list[str] = []
     traces: dict[str, dict[str, Any]] = {}
     for property_id, stored in record["properties"].items():
-        name = clean(property_id)
+        if property_id not in _property_ids():
+            raise _refused(where, f"properties: {property_id!r} is not a property of this release")
+        name = property_id
         result = _result(name, stored)
         if "counterexample" in stored:
             traces[name] = stored["counterexample"]["trace"]

@@ -48,16 +48,25 @@ def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -
     }
 
 
-def _check_integers(value: object, where: str) -> None:
-    """Refuse integers no trace needs (a 5000-digit number is not an offset)."""
+#: How deep an operation's JSON nests: a crash_during holds an operation, an
+#: apply_diff lists of hunks; nothing a trace holds goes deeper.
+MAX_OPERATION_DEPTH = 6
+
+
+def _check_integers(value: object, where: str, depth: int = 0) -> None:
+    """Refuse integers no trace needs (a 5000-digit number is not an offset), and
+    nesting no operation has (so that neither this check nor the decoder can
+    run out of stack on a hand-made trace)."""
+    if depth > MAX_OPERATION_DEPTH:
+        raise ValueError(f"{where}: nested more deeply than any operation")
     if type(value) is int and not -MAX_INTEGER <= value <= MAX_INTEGER:
         raise ValueError(f"{where}: integer out of range")
     if isinstance(value, dict):
         for key, item in value.items():
-            _check_integers(item, f"{where}.{key}")
+            _check_integers(item, f"{where}.{key}", depth + 1)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _check_integers(item, f"{where}[{index}]")
+            _check_integers(item, f"{where}[{index}]", depth + 1)
 
 
 def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:

@@ -304,12 +304,20 @@ def _line_of(text: str, index: int, key: str | None) -> int:
     return start + 1
 
 
+#: The largest findings file read: a few hundred findings fit in a tenth of it.
+MAX_FINDINGS_BYTES = 1 << 20
+
+
 def parse_findings(text: str, source: str = "<findings>") -> tuple[KnownFinding, ...]:
     """The findings of a findings file's text; :class:`FindingsError` naming line and key."""
+    if len(text) > MAX_FINDINGS_BYTES:
+        raise FindingsError(f"{source}: more than {MAX_FINDINGS_BYTES} characters: not a findings file")
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise FindingsError(f"{source}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise FindingsError(f"{source}: arrays or tables nested too deeply to be a findings file") from None
     unknown_tables = sorted(set(document) - {"finding"})
     if unknown_tables:
         raise FindingsError(f"{source}: unknown key {unknown_tables[0]!r}: a findings file holds only [[finding]] tables")
@@ -354,10 +362,13 @@ def parse_findings(text: str, source: str = "<findings>") -> tuple[KnownFinding,
 
 def load_findings(path: Path) -> tuple[KnownFinding, ...]:
     """The findings of the file at ``path`` (``--set-aside PATH``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise FindingsError(f"cannot read findings file {path}: {getattr(error, 'strerror', None) or error}") from None
+    from rollcert.targets.input_files import InputFileError
+    from rollcert.targets.input_files import read_input_text
+
+    try:  # a regular file only (a FIFO used to hang the run), and no larger than a findings file can be
+        text = read_input_text(path, "findings file", MAX_FINDINGS_BYTES)
+    except InputFileError as error:
+        raise FindingsError(str(error)) from None
     return parse_findings(text, str(path))
 
 
