@@ -20,6 +20,7 @@ target), ``rollcert html CERT.json PATH``.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -378,10 +379,18 @@ def page_terms(doc: HtmlCertificate) -> tuple[Term, ...]:
     return tuple(found.values())
 
 
+def _inline(text: str) -> str:
+    """A glossary sentence as HTML: escaped, then its Markdown code spans and
+    emphasis (rollcert's own text, never a target's) drawn as such."""
+    escaped = _e(text)
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    return re.sub(r"\*([^*\s][^*]*)\*", r"<em>\1</em>", escaped)
+
+
 def _terms(doc: HtmlCertificate) -> str:
     entries = "".join(
-        f'<dt id="term-{_e(term.anchor)}">{_e(term.name)}</dt><dd>{_e(term.definition)}'
-        f'<br><span class="ex">{_e(term.example[0])} {_e(term.example[1])}</span></dd>'
+        f'<dt id="term-{_e(term.anchor)}">{_e(term.name)}</dt><dd>{_inline(term.definition)}'
+        f'<br><span class="ex">{_inline(term.example[0])} {_inline(term.example[1])}</span></dd>'
         for term in page_terms(doc)
     )
     return (
