@@ -24,8 +24,13 @@ def _forget(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
 
 def test_an_old_adapter_path_warns_and_is_the_same_module(monkeypatch: pytest.MonkeyPatch) -> None:
     _forget(monkeypatch, "rollcert.stateful_tests.adapters")
-    with pytest.warns(DeprecationWarning, match=r"rollcert\.stateful_tests\.adapters\.checked moved to rollcert\.targets\.adapters\.checked"):
+    # Two warnings, one per old name imported: the package, then the module in it.
+    with pytest.warns(DeprecationWarning, match=r"moved to rollcert\.targets\.adapters") as caught:
         from rollcert.stateful_tests.adapters.checked import CheckedAdapter
+    assert [str(w.message).split(";")[0] for w in caught] == [
+        "rollcert.stateful_tests.adapters moved to rollcert.targets.adapters",
+        "rollcert.stateful_tests.adapters.checked moved to rollcert.targets.adapters.checked",
+    ]
     assert CheckedAdapter is rollcert.targets.CheckedAdapter
     assert sys.modules["rollcert.stateful_tests.adapters.checked"] is rollcert.targets.adapters.checked
 
