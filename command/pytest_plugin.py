@@ -40,21 +40,72 @@ MARKER = "rollcert"
 
 
 def certify_or_fail(
-    target: Target | str, *, profile: str = "quick", seed: int = 0, only: tuple[str, ...] | None = None
+    target: Target | str, *, profile: str = "quick", seed: int = 0, only: tuple[str, ...] | None = None,
+    jobs: int = 1, set_aside: str | Path | None = None, corpus: str | Path | None = None,
 ) -> None:
-    from rollcert.reports.certificate import render_text
-    from rollcert.stateful_tests.certify import certify
-    from rollcert.targets.resolve import resolve_target
+    """Certify ``target`` and fail the test, with the certificate, unless it passed.
 
-    resolved = resolve_target(target) if isinstance(target, str) else target
-    certificate = certify(resolved, profile=profile, seed=seed, only=only)
+    ``jobs`` above 1 spreads the properties over worker processes (the target is
+    then resolved again in each, so give it as text); ``set_aside`` is a findings
+    file; ``corpus`` a corpus directory (``None``: none). The counterexamples'
+    replay commands name the target as given, or, for a ``Target`` object, as
+    ``module:attr`` where a loaded module holds it, so that they run as printed."""
+    from rollcert.command.parallel import TargetSource
+    from rollcert.command.parallel import certify_in_workers_or_here
+    from rollcert.reports.certificate import render_text
+
+    source = None
+    if isinstance(target, str):
+        source = TargetSource(target, Path(set_aside).absolute() if set_aside is not None else None)
+        resolved = source.resolve()
+        text: str | None = target
+    else:
+        if set_aside is not None:
+            raise pytest.UsageError("rollcert_gate(set_aside=...) takes the target as text (module:attr)")
+        resolved, text = target, _text_for(target)
+        if jobs > 1:
+            if text is None:
+                raise pytest.UsageError("rollcert_gate(jobs > 1) resolves the target again in each worker: give it as text")
+            source = TargetSource(text)
+    certificate = certify_in_workers_or_here(
+        resolved, profile=profile, seed=seed, only=only, target_text=text, jobs=jobs, source=source,
+        corpus=Path(corpus) if corpus is not None else None,
+    )
     if certificate.exit_status != 0:
         pytest.fail(render_text(certificate), pytrace=False)
 
 
+def _text_for(target: Target) -> str | None:
+    """``module:attr`` naming ``target`` in a loaded module, if one does: what
+    ``rollcert replay`` resolves (a display name such as "my editor" is not)."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if module is None or name.startswith(("rollcert.", "_pytest", "pytest")) or name == "__main__":
+            continue
+        try:
+            attributes = list(vars(module).items())
+        except TypeError:
+            continue
+        for attribute, value in attributes:
+            if value is target and not attribute.startswith("_"):
+                return f"{name}:{attribute}"
+    return None
+
+
 @pytest.fixture
-def rollcert_gate() -> Callable[..., None]:
-    return certify_or_fail
+def rollcert_gate(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """``rollcert_gate(TARGET, profile=, seed=, only=, jobs=, set_aside=, corpus=)``;
+    the corpus defaults to ``.rollcert/corpus`` under the rootdir: a gate remembers."""
+    from rollcert.stateful_tests.corpus import DEFAULT_PLUGIN_CORPUS
+
+    default = request.config.rootpath / DEFAULT_PLUGIN_CORPUS
+
+    def gate(target: Target | str, **options: Any) -> None:
+        options.setdefault("corpus", default)
+        certify_or_fail(target, **options)
+
+    return gate
 
 
 # -- one item per property ----------------------------------------------------------------------
@@ -67,6 +118,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rollcert-seed", type=int, default=0, metavar="N", help="(default: 0)")
     group.addoption("--rollcert-only", metavar="IDS", help="comma-separated property IDs, e.g. R0,R2")
     group.addoption("--rollcert-set-aside", metavar="FILE", help="a findings file (TOML): known findings to set aside")
+    group.addoption(
+        "--rollcert-corpus", metavar="DIR", default=None,
+        help="the corpus replayed first and added to ('off' for none; default: .rollcert/corpus under the rootdir)",
+    )
+    group.addoption(
+        "--rollcert-units", action="store_true",
+        help="one item per work unit (rollcert::TARGET::R2::shard-3: a round of a property), not per property",
+    )
+    group.addoption(
+        "--rollcert-json", metavar="PATH",
+        help="with --rollcert-units: write the certificate the units merge into (that of `rollcert certify`)",
+    )
+    group.addoption(
+        "--rollcert-reproducible", action="store_true",
+        help="with --rollcert-json: no wall-clock readings, as `rollcert certify --reproducible`",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -76,7 +143,103 @@ def pytest_configure(config: pytest.Config) -> None:
         _chosen(config)
         if config.getoption("rollcert_seed") < 0:
             raise pytest.UsageError("--rollcert-seed takes a whole number from 0")
+        if config.getoption("rollcert_json") and not config.getoption("rollcert_units"):
+            raise pytest.UsageError("--rollcert-json merges the work units: give --rollcert-units too")
         _target(config)
+        _REPORTED.clear()
+        global _ON_WORKER
+        _ON_WORKER = hasattr(config, "workerinput")
+
+
+def _corpus(config: pytest.Config) -> Path | None:
+    from rollcert.stateful_tests.corpus import DEFAULT_PLUGIN_CORPUS
+
+    text: str | None = config.getoption("rollcert_corpus")
+    if text is not None and text.strip().lower() == "off":
+        return None
+    return Path(text).absolute() if text else config.rootpath / DEFAULT_PLUGIN_CORPUS
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml copies the user properties into the report
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keep each work unit's result as it is reported (here, or from an xdist
+    worker), and take it out of the user properties: it is a record for the
+    merge, not something to print in the JUnit report."""
+    if _ON_WORKER:
+        return  # xdist sends the report, user properties and all, to the controller, which keeps it
+    kept = []
+    for name, value in report.user_properties:
+        if name == "rollcert_unit" and isinstance(value, str):
+            _REPORTED[report.nodeid] = value
+        else:
+            kept.append((name, value))
+    report.user_properties = kept
+
+
+#: The work units' results by node id, gathered where the session is controlled
+#: (with pytest-xdist, from every worker's reports: they travel as user properties).
+_REPORTED: dict[str, str] = {}
+#: Whether this process is a pytest-xdist worker (set at configure time; a report hook has no config).
+_ON_WORKER = False
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Add the units' counterexamples to the corpus (at the end: a unit that
+    replays the corpus must not see what another unit of the same run found),
+    and with ``--rollcert-json`` merge the units into the serial run's
+    certificate, once every unit ran. On the controller only, with xdist."""
+    if session.config.getoption("rollcert_target") is None or hasattr(session.config, "workerinput"):
+        return
+    import json
+
+    from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.shards import read_unit
+
+    corpus = _corpus(session.config)
+    if corpus is not None:
+        for text in _REPORTED.values():
+            unit = read_unit(json.loads(text))
+            found = unit.result.counterexample
+            if found is not None and not unit.result.reason.startswith("from the corpus"):
+                add_counterexample(corpus, found, _target(session.config).name)
+    path: str | None = session.config.getoption("rollcert_json")
+    if not path:
+        return
+
+    from rollcert.reports.certificate import to_json
+    from rollcert.stateful_tests.profiles import PROFILES
+    from rollcert.stateful_tests.shards import Partial
+    from rollcert.stateful_tests.shards import ShardError
+    from rollcert.stateful_tests.shards import merge
+    from rollcert.stateful_tests.shards import target_json
+    from rollcert.stateful_tests.shards import units
+    from rollcert.targets.version import SUITE_VERSION
+
+    config = session.config
+    chosen = _chosen(config)
+    only = None if chosen == ALL_PROPERTY_IDS else list(chosen)
+    done = tuple(read_unit(json.loads(text)) for text in _REPORTED.values())
+    if len(done) != len(units(chosen, PROFILES[config.getoption("rollcert_profile")])):
+        print(f"\nrollcert: {path} not written: not every work unit ran ({len(done)} reported)")
+        return
+    header = {
+        "suite_version": SUITE_VERSION, "target": target_json(_target(config)),
+        "target_text": config.getoption("rollcert_target"), "profile": config.getoption("rollcert_profile"),
+        "seed": config.getoption("rollcert_seed"), "only": only, "corpus": None, "seed_source": "",
+    }
+    try:
+        certificate, _ = merge([(Path(path), Partial(header, 1, 1, done))])
+    except ShardError as error:
+        print(f"\nrollcert: {path} not written: {error}")
+        return
+    record = to_json(certificate)
+    if config.getoption("rollcert_reproducible"):
+        from rollcert.command.cli import _source_date
+
+        for result in certificate.results.values():
+            result.make_reproducible()
+        record = {**to_json(certificate), "created": _source_date()}
+    Path(path).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def _chosen(config: pytest.Config) -> tuple[str, ...]:
@@ -111,6 +274,12 @@ class RollcertTarget(pytest.Collector):
     """The ``rollcert::TARGET`` node: one :class:`PropertyItem` per chosen property, in the suite's order."""
 
     def collect(self) -> list[pytest.Item]:
+        if self.config.getoption("rollcert_units"):
+            from rollcert.stateful_tests.profiles import PROFILES
+            from rollcert.stateful_tests.shards import units
+
+            profile = PROFILES[self.config.getoption("rollcert_profile")]
+            return [UnitItem.from_parent(self, name=unit.name) for unit in units(_chosen(self.config), profile)]
         return [PropertyItem.from_parent(self, name=pid) for pid in _chosen(self.config)]
 
 
@@ -127,11 +296,21 @@ class PropertyItem(pytest.Item):
 
     def setup(self) -> None:
         from rollcert.stateful_tests.certify import certify_property
+        from rollcert.stateful_tests.corpus import add_counterexample
+        from rollcert.stateful_tests.corpus import replay_corpus
         from rollcert.stateful_tests.profiles import PROFILES
 
         target = _target(self.config)
         profile = PROFILES[self.config.getoption("rollcert_profile")]
-        result = certify_property(target, self.name, profile, self.config.getoption("rollcert_seed"))
+        _record_run(self, profile.name)
+        corpus = _corpus(self.config)
+        found = replay_corpus(target, corpus, [self.name]).properties.get(self.name) if corpus else None
+        if found is not None and found.result is not None:
+            result = found.result
+        else:
+            result = certify_property(target, self.name, profile, self.config.getoption("rollcert_seed"))
+            if corpus is not None and result.counterexample is not None:
+                add_counterexample(corpus, result.counterexample, target.name)
         if result.verdict == "error":
             pytest.fail(f"{self.name} {result.title}: error: {result.reason}", pytrace=False)
         self.result = result
@@ -155,6 +334,45 @@ class PropertyItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.nodeid
+
+
+def _record_run(item: pytest.Item, profile: str) -> None:
+    """The seed and profile in the JUnit report (``--junitxml``), to rerun a red item with."""
+    item.user_properties += [("rollcert_seed", item.config.getoption("rollcert_seed")), ("rollcert_profile", profile)]
+
+
+class UnitItem(PropertyItem):
+    """``rollcert::TARGET::R2::shard-3``: one work unit (round 3 of R2; ``R7``: the
+    whole property), as ``rollcert certify --shard`` runs it. A round alone is no
+    verdict: the item fails on what ends the property — a violation, an error —
+    and passes otherwise; the units merge (``--rollcert-json``, or ``rollcert
+    merge``) into the serial run's certificate. The unit's result travels back
+    as a user property, so pytest-xdist brings it from any worker, remote ones
+    included."""
+
+    def setup(self) -> None:
+        import json
+
+        from rollcert.stateful_tests.profiles import PROFILES
+        from rollcert.stateful_tests.shards import run_unit
+        from rollcert.stateful_tests.shards import unit_json
+
+        target = _target(self.config)
+        profile = PROFILES[self.config.getoption("rollcert_profile")]
+        _record_run(self, profile.name)
+        corpus = _corpus(self.config)
+        done = run_unit(target, self.name, profile, self.config.getoption("rollcert_seed"), corpus=corpus)
+        self.user_properties.append(("rollcert_unit", json.dumps(unit_json(done))))
+        self.result = done.result
+        if done.result.verdict == "error":
+            pytest.fail(f"{self.name} {done.result.title}: error: {done.result.reason}", pytrace=False)
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None
+        if result.verdict in ("passed", "unknown") and "::shard-" in self.name:
+            return  # one round: what it did not reach, another round may; the merged certificate says
+        super().runtest()
 
 
 def _target(config: pytest.Config) -> Target:

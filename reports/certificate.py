@@ -435,6 +435,14 @@ def render_junit(certificate: CertificateData) -> str:
         errors=str(sum(r.verdict == "error" for r in certificate.results.values())),
         skipped=str(sum(r.verdict == "not_assessed" for r in certificate.results.values())),
     )
+    # What a CI page needs to rerun a red job: the seed (a rotated one changes every run) and the profile.
+    recorded = ElementTree.SubElement(suite, "properties")
+    for name, value in (
+        ("rollcert.seed", str(certificate.seed)), ("rollcert.profile", certificate.profile),
+        *((("rollcert.seed_source", certificate.seed_source),) if certificate.seed_source else ()),
+        ("rollcert.suite_version", SUITE_VERSION),
+    ):
+        ElementTree.SubElement(recorded, "property", name=name, value=xml_text(value))
     for pid, result in certificate.results.items():
         case = ElementTree.SubElement(
             suite, "testcase", classname=xml_text(f"rollcert.{certificate.target.name}"),

@@ -288,6 +288,11 @@ def unit_json(done: UnitResult) -> dict[str, Any]:
     }
 
 
+def read_unit(record: dict[str, Any]) -> UnitResult:
+    """A unit from :func:`unit_json`'s record (as a pytest item reports it)."""
+    return _unit(record)
+
+
 def _unit(record: dict[str, Any]) -> UnitResult:
     corpus = record["corpus"]
     return UnitResult(
