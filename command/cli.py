@@ -546,6 +546,112 @@ def _write_certificate(args: argparse.Namespace, certificate: Any, created: str 
     return status
 
 
+def _configure_campaign(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", nargs="?", default="bundled", help=TARGET_HELP)
+    parser.add_argument("--budget", type=budget_option, required=True, help="how long: 2h, 30m, 90s")
+    add_run_options(parser)
+    parser.add_argument("--only", help="comma-separated property IDs, e.g. R2,R3")
+    add_corpus_option(parser)
+    add_set_aside_option(parser)
+    parser.add_argument("--json", type=Path, help="write the final certificate (with the campaign's tallies) as JSON")
+    parser.add_argument(
+        "-j", "--jobs", type=whole_number(1), default=1, metavar="N", help="worker processes (default: %(default)s)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no line per round on stderr")
+
+
+def budget_option(text: str) -> float:
+    from rollcert.stateful_tests.campaign import parse_budget
+
+    try:
+        return parse_budget(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _campaign(args: argparse.Namespace) -> int:
+    """``rollcert campaign``: rounds with fresh seeds until the budget; findings into the corpus."""
+    import time
+
+    from rollcert.command.parallel import certify_in_workers
+    from rollcert.reports.certificate import render_text
+    from rollcert.reports.certificate import to_json
+    from rollcert.stateful_tests.campaign import PropertyCampaign
+    from rollcert.stateful_tests.certify import ROUND_SEED_STRIDE
+    from rollcert.stateful_tests.certify import RoundRecord
+    from rollcert.stateful_tests.certify import assemble
+    from rollcert.stateful_tests.corpus import CorpusSummary
+    from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.profiles import PROFILES
+    from rollcert.stateful_tests.shards import Unit
+    from rollcert.stateful_tests.shards import UnitResult
+    from rollcert.stateful_tests.shards import run_unit
+    from rollcert.stateful_tests.shards import units
+    from rollcert.stateful_tests.verdicts import PropertyResult
+
+    started = time.monotonic()
+    stop_at = started + args.budget
+    only = _only(args.only)
+    check_writable(args.json)
+    corpus = corpus_directory(args.corpus)
+    target = resolve_with_findings(args, args.target)
+    source = target_source(args)
+    announce_seed(args.seed)
+    base = int(args.seed)
+    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
+    # Round 0 of each unit, seeded afresh per campaign round: round k of an endless certification.
+    names = [u.name for u in units(property_ids, PROFILES[args.profile]) if u.round in (None, 0)]
+    tallies = {pid: PropertyCampaign(pid) for pid in property_ids}
+    added = rounds = 0
+    try:
+        while time.monotonic() < stop_at:
+            seed = base + rounds * ROUND_SEED_STRIDE
+            ran = certify_in_workers(run_unit, source, names, args.profile, seed, args.jobs, stop_at=stop_at)
+            if len(ran) < len(names):
+                break  # the budget ran out in the middle of this round: its unfinished units are dropped
+            elapsed = time.monotonic() - started
+            new = []
+            for name in names:
+                done = ran[name]
+                unit = Unit.parse(name)
+                if isinstance(done, PropertyResult):  # its worker died
+                    done = UnitResult(unit, replace(done, property_id=unit.property_id), RoundRecord())
+                if tallies[unit.property_id].add(done, rounds, elapsed, target.name):
+                    new.append(unit.property_id)
+                    found = done.result.counterexample
+                    if corpus is not None and found is not None:
+                        added += add_counterexample(corpus, found, target.name)
+            rounds += 1
+            if not args.quiet:
+                findings = ", ".join(f"{pid} {len(t.findings)}" for pid, t in tallies.items() if t.findings) or "none"
+                print(
+                    f"rollcert: campaign round {rounds} (seed {seed}) done at {elapsed:.0f} s of {args.budget:.0f} s; "
+                    f"distinct findings: {findings}" + (f"; new: {', '.join(new)}" if new else ""),
+                    file=sys.stderr, flush=True,
+                )
+    except KeyboardInterrupt:
+        print("rollcert: campaign interrupted; the certificate covers the rounds that finished", file=sys.stderr)
+    elapsed = time.monotonic() - started
+    results = {pid: tallies[pid].result() for pid in property_ids}
+    certificate = assemble(target, args.profile, base, results, args.target)
+    certificate.seed_source = seed_source(args.seed)
+    if corpus is not None:
+        certificate.corpus = CorpusSummary(str(corpus), 0, 0, 0, added)
+    print(render_text(certificate))
+    print(f"campaign: {rounds} rounds in {elapsed:.1f} s (budget {args.budget:.0f} s)")
+    for pid, tally in tallies.items():
+        for finding in tally.findings:
+            print(f"  {pid}: {finding.name} ({finding.steps} steps), found after {finding.seconds:.1f} s in round {finding.round}")
+    record = to_json(certificate)
+    record["campaign"] = {
+        "budget_seconds": args.budget, "elapsed_seconds": round(elapsed, 3), "rounds": rounds,
+        "round_seeds": f"seed + k * {ROUND_SEED_STRIDE} for round k",
+        "properties": {pid: tally.to_json() for pid, tally in tallies.items()},
+    }
+    write_output(args.json, json.dumps(record, indent=2) + "\n")
+    return certificate.exit_status
+
+
 def _certificates_search(args: argparse.Namespace, source: TargetSource, target: Target) -> ExhaustiveResult:
     """``--exhaustive-depth K``: the search in a supervised worker (or, with
     ``--in-process``, here, on the target already resolved). A worker that ends
@@ -816,6 +922,7 @@ def _html(args: argparse.Namespace) -> int:
 
 BUILT_IN: tuple[Command, ...] = (
     Command("certify", "certify an implementation and print its certificate", _configure_certify, _certify),
+    Command("campaign", "rounds with fresh seeds until a time budget; findings into the corpus", _configure_campaign, _campaign),
     Command("merge", "merge the partial certificates of every shard into the serial run's certificate", _configure_merge, _merge),
     Command("replay", "replay a trace (a counterexample's steps) against a target", _configure_replay, _replay),
     Command("smoke", "a handful of operations, one line per check: is the adapter wired up?", _configure_smoke, _smoke),

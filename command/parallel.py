@@ -303,8 +303,14 @@ def certify_in_workers(
     seed: int,
     jobs: int,
     progress: ProgressSink | None = None,
+    stop_at: float | None = None,
 ) -> dict[str, PropertyResult]:
-    """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given."""
+    """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given.
+
+    At ``stop_at`` (a ``time.monotonic()`` reading; ``rollcert campaign``'s budget)
+    every worker still running is stopped and the results so far are returned."""
+    import time
+
     context = _context()
     # Longest first, so that it does not start last and run alone: R7 runs each
     # program many times (about half a default run). Start order changes no result.
@@ -313,6 +319,8 @@ def certify_in_workers(
     results: dict[str, PropertyResult] = {}
     try:
         while waiting or running:
+            if stop_at is not None and time.monotonic() >= stop_at:
+                break  # the workers still running are stopped below
             while waiting and len(running) < jobs:
                 property_id = waiting.pop(0)
                 receiver, sender = context.Pipe(duplex=False)
@@ -342,7 +350,7 @@ def certify_in_workers(
     finally:  # normally nothing is left; after Ctrl-C or an error, stop every worker
         for worker in running.values():
             _stop(worker)
-    return {pid: results[pid] for pid in property_ids}
+    return {pid: results[pid] for pid in property_ids if pid in results}
 
 
 def _receive(worker: _Worker, progress: ProgressSink | None) -> PropertyResult | None:

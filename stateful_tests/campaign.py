@@ -1,0 +1,122 @@
+"""Campaigns: rounds with fresh seeds until a time budget runs out (SPEC §7).
+
+A certification runs a few rounds per property and stops; a campaign keeps
+going — as HypoFuzz runs for hours — and is where a corpus gets its
+counterexamples for the next CI gate to replay. Campaign round k of a property
+is round k of a certification with no last round (seed ``seed + k *
+ROUND_SEED_STRIDE``, :func:`~rollcert.stateful_tests.shards.run_unit`), so a
+finding is replayed by ``rollcert certify`` with the same seed as any other.
+This module keeps the tallies; the command runs the rounds in worker processes
+and stops the last ones at the budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from rollcert.stateful_tests.corpus import entry_text
+from rollcert.stateful_tests.corpus import file_name
+from rollcert.stateful_tests.shards import UnitResult
+from rollcert.stateful_tests.verdicts import PropertyResult
+
+_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+def parse_budget(text: str) -> float:
+    """``2h``, ``30m``, ``90s``, ``45`` (seconds): a number of seconds above 0; ``ValueError`` otherwise."""
+    found = _BUDGET.match(text)
+    if found is None:
+        raise ValueError(f"{text!r} is not a time budget: give e.g. 2h, 30m, 90s")
+    seconds = float(found.group(1)) * _SECONDS[found.group(2)]
+    if seconds <= 0:
+        raise ValueError(f"{text!r}: a budget above 0")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A distinct counterexample: its corpus file name, length, and when it was first found."""
+
+    name: str
+    steps: int
+    seconds: float
+    round: int
+
+
+@dataclass
+class PropertyCampaign:
+    """One property's campaign so far."""
+
+    property_id: str
+    title: str = ""
+    rounds: int = 0
+    examples: int = 0
+    steps: int = 0
+    coverage: Counter[str] = field(default_factory=Counter)
+    situations: list[tuple[str, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    shortest: PropertyResult | None = None
+    last: PropertyResult | None = None
+
+    def add(self, done: UnitResult, round_number: int, seconds: float, target_name: str) -> bool:
+        """Count one round's unit; whether it found a counterexample not seen before."""
+        result = done.result
+        self.title = self.title or result.title
+        self.rounds += 1
+        self.examples += result.examples
+        self.steps += result.steps
+        self.coverage.update(result.coverage)
+        self.situations = self.situations or list(done.record.situations)
+        self.last = result
+        found = result.counterexample
+        if found is None:
+            return False
+        text = entry_text(found, target_name)
+        name = file_name(text) if text is not None else f"{result.property_id}-round-{round_number}"
+        if any(f.name == name for f in self.findings):
+            return False
+        self.findings.append(Finding(name, len(found.steps), round(seconds, 3), round_number))
+        if self.shortest is None or self.shortest.counterexample is None or (
+            len(found.steps) < len(self.shortest.counterexample.steps)
+        ):
+            self.shortest = result
+        return True
+
+    def result(self) -> PropertyResult:
+        """The property's line of the campaign's certificate."""
+        if self.rounds == 0:
+            return PropertyResult(
+                self.property_id, "unknown", self.title, reason="the budget ran out before one round of it finished"
+            )
+        if self.last is not None and not self.situations and self.last.counterexample is None:
+            return self.last  # not assessed, no machine, or a whole-property unit (R7)
+        merged = PropertyResult(self.property_id, "passed", self.title, self.examples, self.steps)
+        merged.coverage = {name: self.coverage[name] for name, _ in self.situations}
+        if self.shortest is not None:
+            merged.verdict, merged.counterexample = "violated", self.shortest.counterexample
+            merged.reason = (
+                f"{len(self.findings)} distinct counterexamples in {self.rounds} rounds; the shortest: {self.shortest.reason}"
+            )
+        elif self.last is not None and self.last.verdict == "error":
+            merged.verdict, merged.reason = "error", self.last.reason
+        else:
+            missing = [text for name, text in self.situations if not self.coverage[name]]
+            if missing:
+                merged.verdict, merged.missing_situations = "unknown", missing
+                merged.reason = "the run never reached: " + "; ".join(missing)
+        merged.figures = {"campaign_rounds": float(self.rounds), "distinct_findings": float(len(self.findings))}
+        return merged
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rounds": self.rounds, "examples": self.examples, "steps": self.steps,
+            "distinct_findings": len(self.findings),
+            "findings": [
+                {"file": f.name, "steps": f.steps, "seconds_to_find": f.seconds, "round": f.round} for f in self.findings
+            ],
+        }
