@@ -54,8 +54,12 @@ from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
 from rollcert.stateful_tests.progress_events import ProgressSink
 from rollcert.stateful_tests.verdicts import CertificateData
+from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.stateful_tests.verdicts import Counterexample
+from rollcert.stateful_tests.verdicts import HistoryCall
+from rollcert.stateful_tests.verdicts import OrderedCall
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.stateful_tests.verdicts import StuckCall
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
@@ -228,8 +232,30 @@ def _observed(record: dict[str, Any]) -> Observed:
     return Observed(record["error"], _bytes(record["buffer"]), record["depth"], record["revision"])
 
 
+def _history_json(history: ConcurrentHistory) -> dict[str, Any]:
+    return {
+        "program": list(history.program),
+        "calls": [[c.id, c.thread, c.called, c.returned, c.action, c.result] for c in history.calls],
+        "order": [[o.call, _b64(o.buffer), o.depth, o.revision] for o in history.order],
+        "stuck": [[s.call, s.allowed, list(s.elsewhere)] for s in history.stuck],
+        "failed": history.failed, "runs": history.runs,
+    }
+
+
+def _history(record: dict[str, Any]) -> ConcurrentHistory:
+    return ConcurrentHistory(
+        tuple(str(line) for line in record["program"]),
+        tuple(HistoryCall(int(i), str(t), float(c), None if r is None else float(r), str(a), str(x))
+              for i, t, c, r, a, x in record["calls"]),
+        tuple(OrderedCall(int(c), _bytes(b), int(d), int(r)) for c, b, d, r in record["order"]),
+        tuple(StuckCall(int(c), str(a), tuple(str(e) for e in elsewhere)) for c, a, elsewhere in record["stuck"]),
+        int(record["failed"]), int(record["runs"]),
+    )
+
+
 def _counterexample_json(found: Counterexample) -> dict[str, Any]:
     return {
+        "history": None if found.history is None else _history_json(found.history),
         "property": found.property_id, "target": found.target, "initial": _b64(found.initial),
         "capacity": found.capacity, "policy": found.policy, "explanation": found.explanation,
         "durable": found.durable, "family": found.family, "durability": found.durability,
@@ -256,6 +282,7 @@ def _counterexample(record: dict[str, Any]) -> Counterexample:
     return Counterexample(
         record["property"], record["target"], _bytes(record["initial"]), record["capacity"], record["policy"], steps,
         record["explanation"], record["durable"], record["family"], record["durability"],
+        None if record["history"] is None else _history(record["history"]),
     )
 
 

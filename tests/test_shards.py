@@ -136,3 +136,18 @@ def test_a_shard_skips_only_rounds_the_serial_run_never_reaches() -> None:
     assert not needed(Unit("R2", 2), [_round(1, "violated", {"a": 0, "b": 0})])
     assert needed(Unit("R2", 1), [_round(2, "violated", {"a": 0, "b": 0})])  # a later round says nothing
     assert needed(Unit("R2", 0), [])
+
+
+@pytest.mark.slow
+def test_a_unit_survives_its_partial_record_whole_an_r7_history_included() -> None:
+    from rollcert.stateful_tests.shards import read_unit
+    from rollcert.stateful_tests.shards import run_unit
+    from rollcert.stateful_tests.shards import unit_json
+    from rollcert.targets.resolve import resolve_target
+
+    target = resolve_target("specimen:unlocked_buffer")
+    for name in ("R7", "R2::shard-1"):
+        done = run_unit(target, name, PROFILES["quick"], 0)
+        if name == "R7":
+            assert done.result.counterexample is not None and done.result.counterexample.history is not None
+        assert read_unit(json.loads(json.dumps(unit_json(done)))) == done
