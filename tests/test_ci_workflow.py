@@ -55,7 +55,7 @@ def _environment(workflow: str, **overrides: str) -> dict[str, str]:
 
 def _run_step(step: str, directory: Path, environment: dict[str, str], **matrix: str) -> int:
     for name, value in matrix.items():
-        step = step.replace("${{ matrix.%s }}" % name, value)
+        step = step.replace("${{ matrix." + name + " }}", value)
     assert "${{" not in step, step  # nothing left for GitHub to fill in
     completed = subprocess.run(["bash", "-c", step], cwd=directory, env=environment, capture_output=True, text=True,
                                timeout=900)
