@@ -150,3 +150,16 @@ def test_expected_and_actual_strips_wrap_at_the_same_byte_at_a_phone_width(tmp_p
     first, second = int(found.group(1)), int(found.group(2))
     assert first > 0, "60 bytes must wrap at 390 px"
     assert first == second
+
+
+def test_the_text_certificate_labels_r0s_block_r0_even_when_another_machine_found_it() -> None:
+    from rollcert.reports.certificate import render_text as certificate_text
+
+    specimen = load_all()["best_effort_log"]
+    assert specimen.target is not None
+    found_by_r1 = Counterexample("R1", specimen.target.name, b"", None, "reject", (
+        StepRecord(1, Splice(0, 0, b""), b"", Observed("JournalError", b"", 0, 0), Observed(None, b"", 1, 1), False),
+    ), "")
+    result = PropertyResult("R0", "violated", "No silent corruption", counterexample=found_by_r1, reason="x")
+    text = certificate_text(CertificateData(specimen.target, "quick", 0, {"R0": result}))
+    assert "Counterexample for R0 " in text and "Counterexample for R1" not in text
