@@ -74,7 +74,8 @@ MARKER = re.compile(
     r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->",
     re.DOTALL,
 )
-VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>\w+)\*\* \|", re.MULTILINE)
+#: A verdict row of an embedded certificate; the verdict may be Markdown-escaped (``not\_assessed``).
+VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>[\w\\]+)\*\* \|", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def documented_certificates(wanted: Callable[[str], bool]) -> list[Documented]:
     for page in sorted(PAGES.glob("*.md")):
         for match in MARKER.finditer(page.read_text(encoding="utf-8")):
             if wanted(match["target"]):
-                verdicts = {row["pid"]: row["verdict"] for row in VERDICT_ROW.finditer(match["body"])}
+                verdicts = {row["pid"]: row["verdict"].replace("\\", "") for row in VERDICT_ROW.finditer(match["body"])}
                 found.append(
                     Documented(page.name, match["target"], match["profile"], int(match["seed"]), verdicts)
                 )

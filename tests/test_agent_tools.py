@@ -55,6 +55,7 @@ from rollcert.targets.adapters import aider_tools
 from rollcert.targets.adapters import codex_apply_patch
 from rollcert.targets.adapters import gptme_patch
 from rollcert.targets.adapters import openhands_editor
+from rollcert.targets.adapters import serena_replace
 from rollcert.targets.findings import FINDINGS_DIR
 from rollcert.targets.findings import load_findings
 from rollcert.targets.resolve import resolve_target
@@ -78,12 +79,14 @@ TARGETS = {
         "openhands-str-replace-focused",
     ),
     "codex.md": ("codex-apply-patch", "codex-apply-patch-focused"),
+    "serena.md": ("serena-replace-content", "serena-replace-content-focused"),
 }
-#: Page -> the (venv name, pinned requirement, Python version or None) its reproduction script runs in.
+#: Page -> the (venv name, pinned requirements, Python version or None) its reproduction script runs in.
 ENVIRONMENTS = {
-    "aider.md": (aider_tools.ENVIRONMENT, aider_tools.REQUIREMENT, None),
-    "gptme.md": (gptme_patch.ENVIRONMENT, gptme_patch.REQUIREMENT, None),
-    "openhands.md": (openhands_editor.ENVIRONMENT, openhands_editor.REQUIREMENT, openhands_editor.PYTHON_VERSION),
+    "aider.md": (aider_tools.ENVIRONMENT, [aider_tools.REQUIREMENT], None),
+    "gptme.md": (gptme_patch.ENVIRONMENT, [gptme_patch.REQUIREMENT], None),
+    "openhands.md": (openhands_editor.ENVIRONMENT, [openhands_editor.REQUIREMENT], openhands_editor.PYTHON_VERSION),
+    "serena.md": (serena_replace.ENVIRONMENT, serena_replace.REQUIREMENTS, None),
 }
 #: The pages whose reproduction runs with this interpreter and the tool's binary as its argument.
 BINARY_REPRODUCTIONS = ("codex.md",)
@@ -262,6 +265,20 @@ FINDINGS = [
         violated=False,
         rule_refuses=True,
     ),
+    Finding(
+        "positional",
+        "serena-replace-content",
+        b"\n\n",
+        (SNAPSHOT, ToolWrite(0, 1, b""), ApplyDiff(0, "positional", (Hunk(0, 1, b""),))),
+        b"",
+    ),
+    Finding(
+        "two_calls",
+        "serena-replace-content-focused",
+        b"b\n  \n",
+        (SNAPSHOT, ToolWrite(3, 0, b"2"), _apply((0, 0, b"\n"), (4, 5, b""))),
+        b"\nb\n 2 \n",  # the first call applied, the second refused
+    ),
 ]
 
 
@@ -344,8 +361,8 @@ def reproduction_command(page: str) -> list[str]:
     if page == "codex.md":
         folder = node_environment(codex_apply_patch.ENVIRONMENT, [codex_apply_patch.PIN])
         return [sys.executable, "repro.py", str(codex_apply_patch.codex_binary(folder))]
-    environment, requirement, version = ENVIRONMENTS[page]
-    return [str(python_environment(environment, [requirement], python_version=version)), "repro.py"]
+    environment, requirements, version = ENVIRONMENTS[page]
+    return [str(python_environment(environment, requirements, python_version=version)), "repro.py"]
 
 
 @pytest.mark.slow

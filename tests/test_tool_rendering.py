@@ -17,10 +17,12 @@ from rollcert.targets.adapters import aider_tools
 from rollcert.targets.adapters import codex_apply_patch
 from rollcert.targets.adapters import gptme_patch
 from rollcert.targets.adapters import openhands_editor
+from rollcert.targets.adapters import serena_replace
 from rollcert.targets.tool_servers import aider_server
 from rollcert.targets.tool_servers import codex_server
 from rollcert.targets.tool_servers import gptme_server
 from rollcert.targets.tool_servers import openhands_server
+from rollcert.targets.tool_servers import serena_server
 from rollcert.targets.tool_servers._blocks import covered_lines
 from rollcert.targets.tool_servers._blocks import edit_blocks
 from rollcert.targets.tool_servers._blocks import edit_spans
@@ -107,6 +109,7 @@ def test_adapter_and_server_declare_the_same_alphabet() -> None:
     assert gptme_patch.ALPHABET == gptme_server.ALPHABET
     assert openhands_editor.ALPHABET == openhands_server.ALPHABET
     assert codex_apply_patch.ALPHABET == codex_server.ALPHABET
+    assert serena_replace.ALPHABET == serena_server.ALPHABET
     assert openhands_editor.MODES == openhands_server.MODES
 
 

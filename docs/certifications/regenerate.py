@@ -43,7 +43,8 @@ MARKED = re.compile(
     r"(?P<body>.*?)(?P<close><!-- end certificate -->)",
     re.DOTALL,
 )
-VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>\w+)\*\* \|", re.MULTILINE)
+#: A verdict row of an embedded certificate; the verdict may be Markdown-escaped (``not\_assessed``).
+VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>[\w\\]+)\*\* \|", re.MULTILINE)
 VERSION_LINE = re.compile(r"^- target version: (?P<version>.+)$", re.MULTILINE)
 HEADING = re.compile(r"^(?P<level>#{1,6}) (?P<text>.+?)\s*$", re.MULTILINE)
 COUNTEREXAMPLE_HEADING = re.compile(r"^(?P<properties>[RS]\d(?:(?:, | and )[RS]\d)*) counterexample$")
@@ -128,10 +129,10 @@ def certificates(page: Path) -> list[Certified]:
                     shown.setdefault(property_id, anchor)
         version = VERSION_LINE.search(match["body"])
         cells = {
-            row["pid"]: Cell(row["verdict"], f"{page.name}#{shown.get(row['pid'], certificate_anchor)}")
+            row["pid"]: Cell(row["verdict"].replace("\\", ""), f"{page.name}#{shown.get(row['pid'], certificate_anchor)}")
             for row in VERDICT_ROW.finditer(match["body"])
         }
-        found.append(Certified(page.name, match["target"], version["version"] if version else "?", cells))
+        found.append(Certified(page.name, match["target"], version["version"].replace("\\", "") if version else "?", cells))
     return found
 
 

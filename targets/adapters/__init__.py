@@ -58,6 +58,7 @@ THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "gptme-patch": "rollcert.targets.adapters.gptme_patch:build_target",
     "openhands-str-replace": "rollcert.targets.adapters.openhands_editor:build_str_replace_target",
     "codex-apply-patch": "rollcert.targets.adapters.codex_apply_patch:build_target",
+    "serena-replace-content": "rollcert.targets.adapters.serena_replace:build_target",
     # OpenHands' editor with its undo_edit: core and a bounded history (R0, R2, R6).
     "openhands-editor": "rollcert.targets.adapters.openhands_editor:build_editor_target",
     # ... with what a patch cannot carry (mode, read-set) set aside: the tool's own rule
@@ -72,6 +73,7 @@ THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "gptme-patch-focused": Focused("gptme-patch", "diff_applier.toml"),
     "openhands-str-replace-focused": Focused("openhands-str-replace", "diff_applier.toml"),
     "codex-apply-patch-focused": Focused("codex-apply-patch", "codex.toml"),
+    "serena-replace-content-focused": Focused("serena-replace-content", "diff_applier.toml"),
     "openhands-editor-focused": Focused("openhands-editor", "openhands.toml"),
 }
 
