@@ -32,6 +32,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -287,23 +288,30 @@ def _counterexample(record: dict[str, Any]) -> Counterexample:
 
 
 def _result_json(result: PropertyResult) -> dict[str, Any]:
-    return {
-        "property": result.property_id, "verdict": result.verdict, "title": result.title,
-        "examples": result.examples, "steps": result.steps, "seconds": result.seconds,
-        "coverage": result.coverage, "missing_situations": result.missing_situations,
-        "counterexample": None if result.counterexample is None else _counterexample_json(result.counterexample),
-        "reason": result.reason, "figures": result.figures, "scheduling_dependent": result.scheduling_dependent,
-    }
+    """Every field of ``result``, so that a field added to :class:`PropertyResult`
+    travels too; one that is not plain JSON (other than the counterexample) is
+    refused here, loudly, rather than dropped from a merged certificate."""
+    record: dict[str, Any] = {}
+    for item in fields(PropertyResult):
+        value = getattr(result, item.name)
+        if item.name == "counterexample":
+            record[item.name] = None if value is None else _counterexample_json(value)
+            continue
+        try:
+            json.dumps(value)
+        except TypeError:
+            raise TypeError(f"PropertyResult.{item.name} does not travel in a partial certificate: teach shards.py") from None
+        record[item.name] = value
+    return record
 
 
 def _result(record: dict[str, Any]) -> PropertyResult:
     found = record["counterexample"]
-    return PropertyResult(
-        record["property"], record["verdict"], record["title"], record["examples"], record["steps"],
-        record["seconds"], dict(record["coverage"]), list(record["missing_situations"]),
-        None if found is None else _counterexample(found), record["reason"], dict(record["figures"]),
-        record["scheduling_dependent"],
-    )
+    values = {item.name: record[item.name] for item in fields(PropertyResult)}
+    values["counterexample"] = None if found is None else _counterexample(found)
+    if not isinstance(values["property_id"], str) or not isinstance(values["verdict"], str):
+        raise TypeError("a unit's result needs a property and a verdict")
+    return PropertyResult(**values)
 
 
 def unit_json(done: UnitResult) -> dict[str, Any]:
