@@ -270,3 +270,30 @@ def test_a_findings_file_sets_a_tool_write_aside_on_a_subprocess_target(tmp_path
 
 def test_a_count_of_steps_is_in_proper_english() -> None:
     assert (steps_phrase(1), steps_phrase(2), steps_phrase(0)) == ("1 step", "2 steps", "0 steps")
+
+
+def test_a_counterexample_two_properties_share_is_one_block_titled_with_both() -> None:
+    """A diff applier's R0 takes S1's counterexample: one block "R0 and S1", never
+    "S1: the same counterexample as R0" under a block titled S1."""
+    from rollcert.reports.certificate import render_markdown
+    from rollcert.reports.certificate import render_text
+    from rollcert.specimens import load_all
+    from rollcert.stateful_tests.family import Observed
+    from rollcert.stateful_tests.family import StepRecord
+    from rollcert.stateful_tests.verdicts import CertificateData
+    from rollcert.stateful_tests.verdicts import Counterexample
+    from rollcert.stateful_tests.verdicts import PropertyResult
+
+    target = load_all()["best_effort_log"].target
+    assert target is not None
+    step = StepRecord(1, Splice(0, 0, b""), b"", Observed(None, b"", 1, 1), Observed(None, b"x", 1, 1), False)
+    found_by_s1 = Counterexample("S1", target.name, b"", None, "reject", (step,), "")
+    results = {
+        pid: PropertyResult(pid, "violated", "", counterexample=found_by_s1, reason="x") for pid in ("R0", "S1")
+    }
+    certificate = CertificateData(target, "quick", 0, results)
+    text = render_text(certificate)
+    assert text.count("Counterexample for R0 and S1 (1 step)") == 1 and "same counterexample" not in text
+    assert "counterexample of 1 step (below)" in text
+    markdown = render_markdown(certificate)
+    assert markdown.count("## R0 and S1 counterexample") == 1 and "The same as" not in markdown
