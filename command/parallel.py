@@ -5,7 +5,7 @@ seed (Hypothesis is seeded per round, runs without an example database, and
 every machine starts each example from a fresh SUT and model), so the
 properties can run anywhere in any order and give what a serial run gives; the
 certificate is put together in the parent, in the serial order, and R0 takes
-the others' counterexamples there (``certify._fold_into_master``), as serially.
+the others' counterexamples there (``certify._fold_findings``), as serially.
 
 Design choices, and why:
 

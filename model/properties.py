@@ -10,10 +10,14 @@ stateright, the coverage of TLA+ runs).
 
 The invariant itself is always the same comparison, made after every step:
 the implementation's observable state equals the model's, or it raised the
-documented error the model raised and nothing changed (R0). What distinguishes
-R1–R6 is *which operations* exercise them; ``stateful_tests`` runs one machine
-per property with exactly those operations, so a violation is attributed to the
-property whose operations produced it.
+documented error the model raised and nothing changed (R0). ``stateful_tests``
+runs one machine per property with the operations that exercise it, but a
+machine is not a verdict: when a step goes wrong, each property's ``broken``
+predicate (stated next to its rule) says whether *its own clause* broke there,
+and the violation is reported under every property whose predicate holds, or
+under R0 when none does (SPEC §6a, Attribution). So "R1 violated" means a
+mutation went through without its inverse, never merely that the R1 machine
+was running when something else went wrong.
 """
 
 from __future__ import annotations
@@ -72,9 +76,47 @@ class Situation(Generic[StateT, OperationT, OutcomeT]):
 
 
 @dataclass(frozen=True)
+class Seen:
+    """What a target showed after a step: the documented error it raised (by
+    kind name, ``None``: it succeeded), its bytes, and its depth and revision
+    where it reports them (``None``: it does not)."""
+
+    error: str | None
+    buffer: bytes
+    depth: int | None
+    revision: int | None
+
+
+@dataclass(frozen=True)
+class FailingStep(Generic[StateT, OperationT]):
+    """A step the target got wrong, as the attribution predicates see it: the
+    operation, the model's state before it, every outcome the rules allowed
+    (state and error kind; the model's own first) and what the target showed.
+
+    "Rk violated" must mean that rule k's own clause broke here (SPEC §6a), not
+    that Rk's machine happened to be the one running. Each property says, with
+    its ``broken`` predicate, what its clause breaking looks like at one step;
+    a mismatch no predicate claims is a finding of R0, the master property."""
+
+    operation: OperationT
+    before: StateT
+    allowed: tuple[tuple[StateT, str | None], ...]
+    seen: Seen
+
+    def allowed_errors(self) -> set[str | None]:
+        return {error for _, error in self.allowed}
+
+    def refused_by_rules(self, kind: str) -> bool:
+        """Every outcome the rules allow raises ``kind``."""
+        return self.allowed_errors() == {kind}
+
+
+@dataclass(frozen=True)
 class Property(Generic[StateT, OperationT, OutcomeT]):
-    """One invariant: its ID, a title, the paragraph that teaches it, and the
-    situations a run must reach before a pass means anything. R0–R6 are
+    """One invariant: its ID, a title, the paragraph that teaches it, the
+    situations a run must reach before a pass means anything, and the
+    predicate that says a failing step broke this rule's own clause
+    (``None``: only R0's comparison, and R7's histories, judge it). R0–R6 are
     stated over :mod:`rollcert.model.reference`'s steps, S1–S3 over
     :mod:`rollcert.model.diffs`'s (identity-tagged bytes)."""
 
@@ -82,6 +124,9 @@ class Property(Generic[StateT, OperationT, OutcomeT]):
     title: str
     statement: str
     situations: tuple[Situation[StateT, OperationT, OutcomeT], ...]
+    broken: Callable[[FailingStep[StateT, OperationT]], bool] | None = None
+    #: What the predicate looks for, in a few words (for explanations).
+    broken_when: str = ""
 
 
 #: The rollback properties' forms (R0–R6): over the reference model's steps.
@@ -265,6 +310,233 @@ def _error_changed_nothing(before: ModelState, operation: Operation, outcome: Ou
     return outcome.error is not None
 
 
+# -- attribution: the clause each rollback rule states, broken at one step ----------------
+#
+# Each predicate below looks at one failing step (FailingStep) and answers one
+# question: did *this* rule's own clause break here? They are deliberately
+# narrow. A rollback that lands on bytes no reading allows is R2's only if the
+# bytes are those of a record restored at another place, R3's only if they are
+# those of another order, a skipped record or another state of the history, and
+# so on; a mismatch none of them explains is R0's (the master property).
+
+RollbackStep = FailingStep[ModelState, Operation]
+#: How many candidate buffers an attribution search keeps per undo step: the
+#: machines' buffers are short, and a failing step is judged once.
+ATTRIBUTION_CANDIDATES = 512
+
+
+def _undo_at(buffer: bytes, below: bytes, edit: Splice, at: int) -> bytes | None:
+    """``buffer`` with the inverse of ``edit`` (made from ``below``) applied at
+    ``at``: the inserted span replaced by the bytes the edit removed. ``None``
+    if the span does not fit."""
+    end = at + len(edit.insert)
+    if at < 0 or end > len(buffer):
+        return None
+    return buffer[:at] + below[edit.offset : edit.offset + edit.delete_length] + buffer[end:]
+
+
+def _rollback_depths(step: RollbackStep) -> int:
+    """How many records the rollback the rules allow undoes (0: none succeeds)."""
+    undone = [step.before.depth - state.depth for state, error in step.allowed if error is None]
+    return max(undone, default=0)
+
+
+def _wrong_success(step: RollbackStep) -> bool:
+    """The target succeeded where the rules let the operation succeed, and its
+    bytes are none of the allowed ones."""
+    return (
+        step.seen.error is None
+        and None in step.allowed_errors()
+        and all(step.seen.buffer != state.current for state, _ in step.allowed)
+    )
+
+
+def _records(before: ModelState, count: int) -> list[tuple[Splice, bytes]]:
+    """The top ``count`` live records, newest first: each edit and the state it was made from."""
+    found = []
+    for depth in range(before.depth, before.depth - count, -1):
+        edit = before.edits[depth]
+        if edit is None:
+            return []
+        found.append((edit, before.states[depth - 1]))
+    return found
+
+
+def _look_alikes(buffer: bytes, edit: Splice) -> list[int]:
+    """The places of ``buffer`` a search could take for where ``edit`` put its
+    bytes: the recorded offset, and every other place whose bytes are the
+    inserted ones, or whose surroundings (AMBIGUITY_WIDTH bytes each side,
+    clipped at the ends) are the recorded place's."""
+    length, width, home = len(edit.insert), AMBIGUITY_WIDTH, edit.offset
+
+    def around(at: int) -> tuple[bytes, bytes]:
+        return buffer[max(0, at - width) : at], buffer[at + length : at + length + width]
+
+    places = [home]
+    for at in range(len(buffer) - length + 1):
+        if at != home and ((length and buffer[at : at + length] == edit.insert) or around(at) == around(home)):
+            places.append(at)
+    return places
+
+
+def _misplaced_restorations(before: ModelState, count: int, *, anywhere: bool) -> set[bytes]:
+    """Every buffer reached by undoing the top ``count`` records newest first,
+    each at its recorded offset or elsewhere: at any place (``anywhere``) or at
+    a look-alike place only (:func:`_look_alikes`: where a search by content or
+    anchors could land)."""
+    buffers = {before.current}
+    for edit, below in _records(before, count):
+        reached: set[bytes] = set()
+        for buffer in buffers:
+            places = range(len(buffer) - len(edit.insert) + 1) if anywhere else _look_alikes(buffer, edit)
+            for at in places:
+                undone = _undo_at(buffer, below, edit, at)
+                if undone is not None and len(reached) < ATTRIBUTION_CANDIDATES:
+                    reached.add(undone)
+        buffers = reached
+    return buffers
+
+
+def _replayed(before: ModelState, records: list[tuple[Splice, bytes]]) -> bytes | None:
+    """The current buffer with ``records``' inverses applied in the order given, each at its recorded offset."""
+    buffer: bytes | None = before.current
+    for edit, below in records:
+        if buffer is None:
+            return None
+        buffer = _undo_at(buffer, below, edit, edit.offset)
+    return buffer
+
+
+def _skipping_one(before: ModelState, count: int, *, below: bool) -> set[bytes]:
+    """The buffers a replay of the top ``count`` records leaves when one of them
+    is missing from the log (with ``below``, also when the newest is missing and
+    the record under the batch is replayed in its place, as a journal that
+    dropped its newest record does): the newest-first replay of the others, at
+    their recorded offsets."""
+    records = _records(before, min(count + 1, before.depth) if below else count)
+    results = set()
+    for missing in range(len(records) if below else count):
+        rest = records[:missing] + records[missing + 1 :]
+        replayed = _replayed(before, rest[:count])
+        if replayed is not None:
+            results.add(replayed)
+    return results
+
+
+def _evicted(before: ModelState) -> bool:
+    """The journal is bounded and its horizon has moved (the oldest records were evicted)."""
+    return before.capacity is not None and before.serials[0] != 0
+
+
+def _evicted_checkpoint(step: RollbackStep) -> bool:
+    """A rollback_to a checkpoint that died because eviction moved the horizon past it."""
+    operation, before = step.operation, step.before
+    if not isinstance(operation, RollbackTo) or not _evicted(before) or not 0 <= operation.checkpoint < len(before.checkpoints):
+        return False
+    serial, _ = before.checkpoints[operation.checkpoint]
+    return 0 <= serial < before.serials[0] and step.refused_by_rules("UnreachableRollbackError")
+
+
+def _r1_broken(step: RollbackStep) -> bool:
+    """R1's clause: a splice whose inverse could not be committed (the journal
+    fault) went through anyway, or changed the buffer or the log."""
+    before, seen = step.before, step.seen
+    if not isinstance(step.operation, Splice) or not before.fault_armed:
+        return False
+    if not step.refused_by_rules("JournalError") or any(state.fault_armed for state, _ in step.allowed):
+        return False  # refused for another reason (a full journal: R6)
+    return seen.error is None or seen.buffer != before.current or (seen.depth is not None and seen.depth != before.depth)
+
+
+def _other_orders(step: RollbackStep) -> set[bytes]:
+    """The buffers a rollback that is not n LIFO steps leaves (R3): a jump to
+    another state of the history (where a checkpoint that is just a depth
+    lands); and, for two or more records, the records undone oldest first or
+    one of them skipped (unless evictions could explain a missing record: R6)."""
+    before = step.before
+    count = _rollback_depths(step)
+    orders = {before.states[depth] for depth in range(before.depth) if depth != before.depth - count}
+    if count >= 2:
+        oldest_first = _replayed(before, list(reversed(_records(before, count))))
+        if oldest_first is not None:
+            orders.add(oldest_first)
+        if not _evicted(before):
+            orders |= _skipping_one(before, count, below=False)
+    return orders
+
+
+def _r2_broken(step: RollbackStep) -> bool:
+    """R2's clause: a rollback the rules allow, its records undone newest
+    first, restored a record's bytes away from its recorded place (an order
+    bug that happens to give the same bytes is R3's). After evictions only a
+    look-alike place counts: a journal that kept the wrong records (R6) puts
+    bytes at unrelated places too."""
+    if not _is_rollback(step.operation) or not _wrong_success(step):
+        return False
+    seen, before = step.seen.buffer, step.before
+    misplaced = _misplaced_restorations(before, _rollback_depths(step), anywhere=not _evicted(before))
+    return seen in misplaced and seen not in _other_orders(step)
+
+
+def _r3_broken(step: RollbackStep) -> bool:
+    """R3's clause: a rollback the rules refuse (past the horizon, a dead or
+    foreign checkpoint) went through or changed something; or a rollback that
+    is not n LIFO steps (see :func:`_other_orders`)."""
+    operation, before, seen = step.operation, step.before, step.seen
+    if isinstance(operation, (Rollback, RollbackTo, RollbackToForeign)) and step.refused_by_rules(
+        "UnreachableRollbackError"
+    ):
+        if _evicted_checkpoint(step):
+            return False  # the horizon never moved: R6's
+        return seen.error != "UnreachableRollbackError" or seen.buffer != before.current or (
+            seen.depth is not None and seen.depth != before.depth
+        )
+    return _is_rollback(operation) and _wrong_success(step) and seen.buffer in _other_orders(step)
+
+
+def _r4_broken(step: RollbackStep) -> bool:
+    """R4's clause: a rollback whose way back crosses an out-of-log write went
+    through (or changed something) instead of raising DivergenceError; or one
+    that crosses none was refused with DivergenceError."""
+    operation, before, seen = step.operation, step.before, step.seen
+    if isinstance(operation, AdoptCurrent):
+        return True
+    if not _is_rollback(operation):
+        return False
+    if "DivergenceError" in step.allowed_errors():
+        return seen.error != "DivergenceError" or seen.buffer != before.current
+    return seen.error == "DivergenceError" and None in step.allowed_errors() and bool(before.barriers)
+
+
+def _r5_broken(step: RollbackStep) -> bool:
+    """R5's clause: a crash, a restart or a damaged journal recovered something
+    other than the state before or after (or refused, or failed to refuse)."""
+    return isinstance(step.operation, (CrashDuring, Restart, CorruptRecord, Flush, Compact))
+
+
+def _r6_broken(step: RollbackStep) -> bool:
+    """R6's clause: a splice on a full bounded journal that neither refused nor
+    evicted the oldest record; after evictions, a rollback that shows the
+    journal kept the wrong records; a checkpoint below the moved horizon that
+    still works."""
+    operation, before, seen = step.operation, step.before, step.seen
+    full = before.capacity is not None and before.depth >= before.capacity
+    if isinstance(operation, Splice) and full and (before.policy == "reject" or not before.fault_armed):
+        return True
+    if _evicted_checkpoint(step):
+        return seen.error != "UnreachableRollbackError" or seen.buffer != before.current
+    if not _is_rollback(operation) or not _evicted(before) or not _wrong_success(step):
+        return False
+    # After evictions, a rollback that replays the wrong records: one missing
+    # (the newest dropped instead of the oldest), or records the model evicted
+    # still replayed — bytes no placement (R2) or order (R3) of the kept records gives.
+    count = _rollback_depths(step)
+    if seen.buffer in _skipping_one(before, count, below=True):
+        return True
+    misplaced = _misplaced_restorations(before, count, anywhere=False)
+    return seen.buffer not in misplaced and seen.buffer not in _other_orders(step)
+
+
 R0 = Property(
     "R0",
     "No silent corruption",
@@ -296,6 +568,8 @@ R1 = Property(
         Situation("journal_refused", "a splice whose inverse append failed", _journal_refused),
         Situation("rollback", "a rollback (after refusals, the log must still be exact)", _any_rollback),
     ),
+    broken=_r1_broken,
+    broken_when='a splice refused by the journal went through, or changed the buffer or the log',
 )
 
 R2 = Property(
@@ -316,6 +590,8 @@ R2 = Property(
             _rollback_with_ambiguous_context,
         ),
     ),
+    broken=_r2_broken,
+    broken_when="a rollback restored a record's bytes away from its recorded place",
 )
 
 R3 = Property(
@@ -337,6 +613,8 @@ R3 = Property(
         ),
         Situation("past_horizon", "a rollback past the horizon (or to a foreign checkpoint), refused", _past_horizon_refused),
     ),
+    broken=_r3_broken,
+    broken_when='a rollback that is not n LIFO steps, or a refused rollback that went through',
 )
 
 R4 = Property(
@@ -360,6 +638,8 @@ R4 = Property(
         Situation("adopt", "the current buffer adopted after a divergence", _adopt_after_divergence),
         Situation("write_below_records", "an out-of-log write with records below it", _out_of_log_write),
     ),
+    broken=_r4_broken,
+    broken_when='a rollback crossed an out-of-log write, or refused without crossing one',
 )
 
 def _crash_interrupted(kinds: tuple[type, ...]) -> SituationPredicate:
@@ -484,6 +764,8 @@ R5 = Property(
             _lost_checkpoint_refused,
         ),
     ),
+    broken=_r5_broken,
+    broken_when='a crash or a damaged journal recovered a state outside before/after',
 )
 
 #: R5 in batched durability mode, a variant with its own, weaker promise,
@@ -523,6 +805,8 @@ R5_BATCHED = Property(
             _lost_checkpoint_refused,
         ),
     ),
+    broken=_r5_broken,
+    broken_when='a crash or a damaged journal recovered a state outside before/after',
 )
 
 R6 = Property(
@@ -538,6 +822,8 @@ R6 = Property(
         Situation("refused_full", "a splice refused by a full journal", _full_journal_refused),
         Situation("rollback_to_horizon", "a rollback down to a horizon moved by eviction", _rollback_to_horizon_after_eviction),
     ),
+    broken=_r6_broken,
+    broken_when='a full journal dropped a record other than the oldest, or kept an evicted checkpoint alive',
 )
 
 # -- S1-S3: self-authored diffs, over the diff model (identity-tagged bytes) ----------------
@@ -627,6 +913,66 @@ def _revision_after_branch(before: DiffModelState, operation: DiffOperation, out
     )
 
 
+# -- attribution for the diff rules (see the rollback rules' above) ------------------------
+
+DiffStep = FailingStep[DiffModelState, DiffOperation]
+
+
+def _bytes_unexplained(step: DiffStep) -> bool:
+    """The target's bytes are none of the allowed outcomes', or it succeeded where every outcome is a refusal."""
+    seen = step.seen
+    return all(seen.buffer != state.content for state, _ in step.allowed) or (
+        seen.error is None and None not in step.allowed_errors()
+    )
+
+
+def _s1_broken(step: DiffStep) -> bool:
+    """S1's clause: an apply_diff that went wrong in content — a stale diff
+    accepted (reads changed, or positional on a moved base), hunks placed
+    elsewhere than where their regions stand, or a partial apply."""
+    return isinstance(step.operation, ApplyDiff) and _bytes_unexplained(step)
+
+
+def _s2_broken(step: DiffStep) -> bool:
+    """S2's clause: a rollback of an applied diff that did not give back the
+    live base it was applied to (nor refused, changing nothing)."""
+    return isinstance(step.operation, RollbackDiff) and _bytes_unexplained(step)
+
+
+def _treated_as_current(step: DiffStep) -> bool:
+    """A diff on a snapshot of a rolled-away state, at the depth that state had,
+    applied at the snapshot's own offsets although the bytes its hunks were
+    written against (each widened by one byte) changed there: what a counter
+    that stepped back on rollback vouches for. (A check of the write-set alone
+    would have refused this one; a stale diff accepted over changed *reads*
+    only is S1's whatever the cause.)"""
+    operation, before, seen = step.operation, step.before, step.seen
+    if not isinstance(operation, ApplyDiff) or not 0 <= operation.snapshot < len(before.snapshots):
+        return False
+    snapshot = before.snapshots[operation.snapshot]
+    if snapshot.serial in before.serials or snapshot.depth != before.depth or seen.error is not None:
+        return False
+    old, live = snapshot.content, before.content
+    written = live
+    for hunk in sorted(operation.hunks, key=lambda h: h.start, reverse=True):
+        if hunk.end > len(written):
+            return False
+        written = written[: hunk.start] + hunk.replacement + written[hunk.end :]
+    regions = effective_regions(len(old), operation.hunks, ())
+    changed = any(old[r.start : r.end] != live[r.start : r.end] for r in regions)
+    return changed and seen.buffer == written and _bytes_unexplained(step)
+
+
+def _s3_broken(step: DiffStep) -> bool:
+    """S3's clause: a step that made a new state (an edit, a rollback, an
+    applied diff) named it with a revision already handed out; or a diff on a
+    rolled-away snapshot treated as current (:func:`_treated_as_current`)."""
+    before, seen = step.before, step.seen
+    advanced = any(state.revision > before.revision for state, _ in step.allowed)
+    reused = seen.revision is not None and advanced and seen.revision <= before.revision
+    return reused or _treated_as_current(step)
+
+
 S1 = Property(
     "S1",
     "Read-set staleness rule",
@@ -654,6 +1000,8 @@ S1 = Property(
         ),
         Situation("positional_rejected", "a positional diff rejected on a moved base", _positional_rejected),
     ),
+    broken=_s1_broken,
+    broken_when='a stale diff accepted, a hunk placed elsewhere, or a partial apply',
 )
 
 S2 = Property(
@@ -676,6 +1024,8 @@ S2 = Property(
         Situation("rolled_back_after_writes", "a rollback of a diff with later writes on top of it", _rolled_back_after_writes),
         Situation("dead_diff_refused", "a rollback of a diff whose state was rolled away, refused", _dead_diff_refused),
     ),
+    broken=_s2_broken,
+    broken_when='a rollback of an applied diff that did not give back its live base',
 )
 
 S3 = Property(
@@ -697,6 +1047,8 @@ S3 = Property(
         ),
         Situation("edit_after_rollback", "an edit after a rollback (a revision a stepping-back counter would reuse)", _revision_after_branch),
     ),
+    broken=_s3_broken,
+    broken_when='a revision handed out again, or a rolled-away snapshot treated as current',
 )
 
 
@@ -792,3 +1144,13 @@ PROPERTIES: dict[str, RollbackProperty | DiffProperty | Property[ModelState, Con
     p.id: p for p in (R0, R1, R2, R3, R4, R5, R6, S1, S2, S3, R7)
 }
 ALL_PROPERTY_IDS: tuple[str, ...] = tuple(PROPERTIES)
+
+
+def broken_rules(property_ids: tuple[str, ...], step: FailingStep[object, object]) -> tuple[str, ...]:
+    """The properties among ``property_ids`` whose own clause ``step`` broke, in
+    certificate order; ``("R0",)`` when none claims it: a mismatch that breaks
+    no specific clause is a finding of the master property (SPEC §6a)."""
+    broken = tuple(
+        pid for pid in property_ids if pid != "R0" and (rule := PROPERTIES[pid].broken) is not None and rule(step)  # type: ignore[arg-type]
+    )
+    return broken or ("R0",)

@@ -94,6 +94,7 @@ def _step_json(step: StepRecord) -> dict[str, Any]:
         "operation": operation_to_json(step.operation),
         **({"context": dict(step.context)} if step.context else {}),
         **({"note": step.note} if step.note else {}),
+        **({"harm": step.harm} if step.harm else {}),
         "description": step.operation.describe(),
         "before": _b64(step.before),
         "before_text": show_bytes(step.before),
@@ -141,6 +142,8 @@ def format_steps(steps: Sequence[StepRecord]) -> list[str]:
         for other in (outcome for outcome in record.allowed if outcome != expected):
             lines.append(f"             or  {show_bytes(other.buffer)}   ({terminal(other.status())})")
         lines.append(f"       actual    {show_bytes(actual.buffer, marks_a)}   ({terminal(actual.status())})")
+        if record.harm:
+            lines.append(f"       harm      {record.harm}")
         if record.sut_message:
             lines.append(f"       the implementation said: {terminal(record.sut_message)}")
     return lines
@@ -178,15 +181,27 @@ def format_counterexample(counterexample: Counterexample, properties: Sequence[s
         if counterexample.capacity is not None
         else ""
     ) + counterexample.config().journal_phrase()
+    broken = counterexample.broken or (counterexample.property_id,)
+    found = "" if counterexample.property_id in broken else f", found while exploring {counterexample.property_id}"
     lines = [
-        f"Counterexample for {_names(properties or [counterexample.property_id])} "
-        f"({steps_phrase(len(counterexample.steps))}) on "
+        f"Counterexample for {_names(properties or broken)} "
+        f"({steps_phrase(len(counterexample.steps))}{found}) on "
         f"{terminal(counterexample.target)}, starting from {show_bytes(counterexample.initial)}{capacity}:",
         *format_steps(counterexample.steps),
+        f"  Broken: {_broken_line(counterexample, properties)}",
         f"  Why: {terminal_lines(counterexample.explanation)}",
         f"  Replay: {terminal(replay_command(counterexample))}",
     ]
     return "\n".join(lines)
+
+
+def _broken_line(counterexample: Counterexample, properties: Sequence[str] = ()) -> str:
+    """The rule the failing step broke, quoted (SPEC §6a), and the harm it did."""
+    rule = counterexample.rule(properties[0] if properties else None)
+    prop = PROPERTIES.get(rule)
+    title = f" {prop.title}" if prop is not None else ""
+    harm = f" — harm: {counterexample.harm}" if counterexample.harm else ""
+    return f"{rule}{title}{harm}"
 
 
 # -- whole certificates ------------------------------------------------------------------------
@@ -230,6 +245,8 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         **last,
         **history,
         "explanation": counterexample.explanation,
+        "broken": list(counterexample.broken or (counterexample.property_id,)),
+        "harm": counterexample.harm,
         "trace": counterexample_trace(counterexample),
         "replay": replay_command(counterexample),
     }
@@ -252,6 +269,11 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
         record["reason"] = result.reason
     if result.counterexample is not None:
         record["counterexample"] = _counterexample_json(result.counterexample)
+    if result.found_by:
+        record["found_while_exploring"] = result.found_by
+    elsewhere = {pid: ce for pid, ce in result.found_elsewhere.items() if pid != result.property_id}
+    if elsewhere:  # findings of other rules this machine met, each reported under its rule
+        record["found_elsewhere"] = {pid: list(ce.broken) for pid, ce in sorted(elsewhere.items())}
     return record
 
 

@@ -486,7 +486,9 @@ def walkthrough(
         config, counterexample.steps, _Budget(reported, budget)
     )
     failing = walk.steps[-1]
-    look = _LOOK_HERE.get(machine)
+    # SPEC §6a: the rule the failing step broke, never merely the machine's.
+    broken = counterexample.rule(reported)
+    look = _LOOK_HERE.get(broken)
     return Walkthrough(
         property_id=reported,
         machine_property=machine,
@@ -494,7 +496,7 @@ def walkthrough(
         target=counterexample.target,
         config=config,
         steps=walk.steps,
-        rule=f"{reported} {property_title(reported)}: {rule_sentence(reported)}",
+        rule=f"{broken} {property_title(broken)}: {rule_sentence(broken)}",
         why=why_sentence(failing.record),
         look_here=look(walk, failing) if look is not None else "",
         explanation=counterexample.explanation,
@@ -669,7 +671,7 @@ def render_step(walk: Walkthrough, drawn: DrawnStep) -> list[str]:
 
 
 def render_header(walk: Walkthrough) -> list[str]:
-    found = f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
+    found = f" (found while exploring {walk.machine_property})" if walk.machine_property != walk.property_id else ""
     capacity = f", capacity {walk.config.capacity} ({walk.config.policy})" if walk.config.capacity is not None else ""
     durable = walk.config.journal_phrase()
     return [
@@ -685,7 +687,7 @@ def render_history(walk: Walkthrough) -> str:
     """An R7 walkthrough: the program, the lanes, the longest order, the call that
     cannot come next — all from the recorded history."""
     assert walk.history is not None
-    found = f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
+    found = f" (found while exploring {walk.machine_property})" if walk.machine_property != walk.property_id else ""
     lines = [
         f"{walk.property_id} {walk.title} on {terminal(walk.target)}{found}: a history of {len(walk.history.calls)} calls "
         f"on {len({c.thread for c in walk.history.calls if c.thread != 'prefix'})} threads, "

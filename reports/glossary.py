@@ -368,7 +368,7 @@ TERMS: tuple[Term, ...] = (
        "The Hypothesis state machine that drives one property's operations against the target and the model. "
        "A counterexample may be found by one property's machine and reported under another (R0 takes the "
        "shortest of all).",
-       ("R0: counterexample of 2 steps", "(found by the R1 machine).")),
+       ("R0: counterexample of 2 steps", "(found while exploring R1).")),
     _T("specimen", "certificate",
        "A deliberately broken implementation in `specimens/`, one bug class each, with a story. The suite must "
        "kill (violate) every one on the property its story breaks.",

@@ -321,7 +321,7 @@ def _history(walk: Walkthrough) -> str:
 def _violation(walk: Walkthrough) -> str:
     anchor = f"replay-{walk.property_id}"
     found = (
-        f" (found by the {walk.machine_property} machine)" if walk.machine_property != walk.property_id else ""
+        f" (found while exploring {walk.machine_property})" if walk.machine_property != walk.property_id else ""
     )
     if walk.history is not None:
         calls = len(walk.history.calls)

@@ -181,6 +181,7 @@ def _step(record: dict[str, Any], where: str) -> StepRecord | None:
         context=tuple((clean(label), clean(text)) for label, text in dict(record.get("context") or {}).items()),
         note=clean(record.get("note", "")),
         allowed=allowed if len(allowed) > 1 else (),
+        harm=clean(record.get("harm", "")),
     )
 
 
@@ -192,9 +193,9 @@ def _machine(property_id: str, record: dict[str, Any], family_name: str) -> str:
     named = record["counterexample"].get("machine")
     if isinstance(named, str) and named in _property_ids():
         return named
-    found = re.search(r"found by the (\w+) machine", str(record.get("reason", "")))
-    if found and found.group(1) in _property_ids():
-        return found.group(1)
+    found = re.search(r"found (?:by the (\w+) machine|while exploring (\w+))", str(record.get("reason", "")))
+    if found and (found.group(1) or found.group(2)) in _property_ids():
+        return found.group(1) or found.group(2)
     family = family_named(family_name)
     return property_id if property_id in family.property_ids else family.property_ids[0]
 
@@ -264,6 +265,8 @@ def _counterexample(property_id: str, record: dict[str, Any], target_name: str) 
         _machine(property_id, record, family.name), target_name, config.initial, config.capacity, config.policy,
         tuple(steps), clean_lines(stored.get("explanation", "")), config.durable, family.name, config.durability,
         history,
+        broken=tuple(name for name in (clean(item) for item in stored.get("broken") or ()) if name in _property_ids()),
+        harm=clean(stored.get("harm", "")),
     )
 
 
@@ -279,6 +282,7 @@ def _result(property_id: str, record: dict[str, Any]) -> PropertyResult:
         missing_situations=[clean(text) for text in record.get("missing_situations") or ()],
         reason=clean_lines(record.get("reason", "")),
         figures={clean(name): float(value) for name, value in dict(record.get("figures") or {}).items()},
+        found_by=clean(record.get("found_while_exploring", "")),
     )
 
 

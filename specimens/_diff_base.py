@@ -16,14 +16,6 @@ from rollcert.targets.adapter import Capability
 from rollcert.targets.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
 from rollcert.targets.adapters.bundled_diffs import specimen_adapter
 
-#: Why a wrong accept (an S1 bug: a stale diff applied) is caught by the S2 and S3 machines too.
-WRONG_ACCEPT_ALSO_CAUGHT_BY = {
-    "S2": "the S2 machine applies diffs too (before rolling them back), and every apply "
-    "is judged by the S1 rule, so the same wrong accept shows there",
-    "S3": "the S3 machine applies diffs after edits and rollbacks, and every apply is "
-    "judged by the S1 rule, so the same wrong accept shows there",
-}
-
 
 def register_diff(
     name: str,

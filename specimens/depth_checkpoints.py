@@ -21,11 +21,9 @@ class DepthToken:
     "depth_checkpoints",
     breaks={"R3"},
     also_caught_by={
-        "R4": "its machine takes checkpoints and rolls back then edits again, so a dead "
-        "checkpoint's depth comes back and rollback_to lands on the new state",
-        "R6": "eviction moves the horizon, so every state's depth drops by one: a "
-        "token now lands one state too new, and a token on the evicted horizon, "
-        "which the model has killed, still rolls back to the new horizon",
+        "R6": "eviction moves the horizon and kills the checkpoints below it, but a token "
+        "that is just a depth still rolls back: an evicted checkpoint stays alive, as if "
+        "the horizon had never moved",
     },
 )
 class DepthCheckpointBuffer(NaiveJournaledBuffer):

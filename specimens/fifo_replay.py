@@ -9,13 +9,6 @@ from rollcert.specimens._base import NaiveJournaledBuffer
 @register(
     "fifo_replay",
     breaks={"R3"},
-    also_caught_by={
-        "R4": "its machine rolls back several records at once (over records made on "
-        "top of an out-of-log write), and any such rollback across overlapping or "
-        "length-changing edits lands on bytes the model never had",
-        "R6": "its machine rolls back several records at once (down to a horizon moved "
-        "by eviction), which goes wrong the same way as soon as the records interact",
-    },
 )
 class FifoReplayBuffer(NaiveJournaledBuffer):
     """rollback(1) is right, but rollback(n) for n >= 2 (and rollback_to across

@@ -30,16 +30,6 @@ class AnchoredRecord(InverseRecord):
 @register(
     "first_match_scan",
     breaks={"R2"},
-    also_caught_by={
-        "R1": "its machine splices and undoes one record at a time over the same "
-        "repeated text, so a single rollback(1) can restore its bytes at the wrong copy",
-        "R3": "its multi-step rollbacks and rollback_to undo records one by one with the "
-        "same scan, so over repeated text they restore bytes at the wrong copy too",
-        "R4": "its machine undoes records made on top of an out-of-log write with the "
-        "same scan; over repeated text the restored bytes land at the wrong copy",
-        "R6": "rollbacks in a bounded journal use the same scan, and go wrong over "
-        "repeated text just the same",
-    },
 )
 class FirstMatchScanBuffer(NaiveJournaledBuffer):
     """Each record stores hashes of the ANCHOR bytes before and after the edit

@@ -6,7 +6,6 @@ from rollcert.impl.diffs import AuthoredDiff
 from rollcert.impl.diffs import DiffableBuffer
 from rollcert.impl.diffs import Placed
 from rollcert.model.contract import Region
-from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY
 from rollcert.specimens._diff_base import register_diff
 
 
@@ -16,7 +15,7 @@ def _nearest(live: bytes, text: bytes, origin: int) -> int | None:
     return min(found, key=lambda p: (abs(p - origin), p)) if found else None
 
 
-@register_diff("fuzzy_reconcile", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)
+@register_diff("fuzzy_reconcile", breaks={"S1"})
 class FuzzyReconcileBuffer(DiffableBuffer):
     """When the base changed, a content diff is reconciled the way patch
     tools with fuzz do it: each read region counts as unchanged if its old

@@ -11,11 +11,6 @@ from rollcert.specimens._base import NaiveJournaledBuffer
 @register(
     "non_atomic_rollback",
     breaks={"R3"},
-    also_caught_by={
-        "R4": "its machine asks for multi-step rollbacks past the horizon too, and sees the "
-        "buffer emptied behind the refusal",
-        "R6": "likewise: its rollbacks down to (and past) a horizon moved by eviction",
-    },
 )
 class NonAtomicRollbackBuffer(NaiveJournaledBuffer):
     """rollback(n) undoes one record at a time and only notices that it has

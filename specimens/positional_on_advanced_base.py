@@ -5,11 +5,18 @@ from __future__ import annotations
 from rollcert.impl.diffs import AuthoredDiff
 from rollcert.impl.diffs import DiffableBuffer
 from rollcert.impl.diffs import Placed
-from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY
 from rollcert.specimens._diff_base import register_diff
 
 
-@register_diff("positional_on_advanced_base", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)
+@register_diff(
+    "positional_on_advanced_base",
+    breaks={"S1"},
+    also_caught_by={
+        "S3": "on a snapshot of a rolled-away state, at the depth that state had, it applies a "
+        "positional diff at its own offsets over bytes that changed there: exactly what a "
+        "revision counter that stepped back would vouch for, so S3's clause breaks too",
+    },
+)
 class PositionalOnAdvancedBaseBuffer(DiffableBuffer):
     """Content-anchored diffs are handled exactly, but a diff that names its
     places by offset or line number is applied at those numbers whenever they

@@ -16,10 +16,9 @@ from rollcert.targets.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
     "revision_reuse",
     breaks={"S3"},
     also_caught_by={
-        "S1": "the S1 machine rolls back and edits again too; a diff on a snapshot from "
-        "before the rollback then carries the live counter value and is applied unchecked",
-        "S2": "rollback_diff steps the counter back as well; after more edits a stale "
-        "snapshot's number matches again and its diff is applied unchecked",
+        "S1": "the diff it trusts on the reused counter is stale: its hunks land on bytes "
+        "that changed since the snapshot, so the failing apply breaks S1's clause too "
+        "(a stale diff accepted)",
     },
     # Its counter is internal (it does not offer revision()), so only what it
     # does with diffs can give it away.

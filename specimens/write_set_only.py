@@ -6,11 +6,10 @@ from rollcert.impl.diffs import AuthoredDiff
 from rollcert.impl.diffs import DiffableBuffer
 from rollcert.model.contract import Region
 from rollcert.model.diffs import effective_regions
-from rollcert.specimens._diff_base import WRONG_ACCEPT_ALSO_CAUGHT_BY
 from rollcert.specimens._diff_base import register_diff
 
 
-@register_diff("write_set_only", breaks={"S1"}, also_caught_by=WRONG_ACCEPT_ALSO_CAUGHT_BY)
+@register_diff("write_set_only", breaks={"S1"})
 class WriteSetOnlyBuffer(DiffableBuffer):
     """Before applying a content diff to a changed base, it checks that the
     bytes each hunk rewrites (and the byte on either side) are untouched, and

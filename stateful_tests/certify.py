@@ -33,6 +33,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import FlakyFailure
 from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.errors import HypothesisException
+from hypothesis.errors import Unsatisfiable
 from hypothesis.stateful import RuleBasedStateMachine
 from hypothesis.stateful import get_state_machine_test
 
@@ -207,7 +208,7 @@ def _certify_property(
     result = run_to_verdict(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
-        minimise=lambda violation: minimise(family, target, violation), family=family.name, progress=progress,
+        minimise=lambda violation, pid: minimise(family, target, violation, pid), family=family.name, progress=progress,
         only_round=only_round,
     )
     result.figures = family.figures(tracker.tallies)
@@ -240,7 +241,7 @@ def run_to_verdict(
     target: Target,
     profile: Profile,
     seed: int,
-    minimise: Callable[[Violation], Violation],
+    minimise: Callable[[Violation, str], Violation],
     family: str,
     progress: ProgressSink | None = None,
     only_round: int | None = None,
@@ -261,10 +262,16 @@ def run_to_verdict(
     order, and stops where this loop would have stopped.
     """
     started = time.perf_counter()
+    found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
     try:
         with _sampling(progress, result.property_id, tracker):
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
-                restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE)
+                try:
+                    restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE)
+                except Unsatisfiable:
+                    if not found_elsewhere:
+                        raise
+                    continue  # every example of the round ran into another rule's finding
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
                 if all(tracker.reached[s.name] for s in situations):
@@ -276,22 +283,10 @@ def run_to_verdict(
                 progress.violation(
                     result.property_id, f"step {len(error.steps)} of example {tracker.examples}: {error.explanation}"
                 )
-            error = minimise(error)
-            config = error.config
+            error = minimise(error, result.property_id)
             result.verdict = "violated"
             result.reason = error.explanation
-            result.counterexample = Counterexample(
-                result.property_id,
-                target.name,
-                config.initial,
-                config.capacity,
-                config.policy,
-                tuple(error.steps),
-                error.explanation,
-                config.durable,
-                family,
-                config.durability,
-            )
+            result.counterexample = _counterexample(result.property_id, target, error, family)
         elif isinstance(error, KeyboardInterrupt) and interrupted_by_user():
             raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
@@ -306,6 +301,13 @@ def run_to_verdict(
         else:
             result.verdict = "error"
             result.reason = f"the adapter raised {describe_exception(error)}"
+    for property_id, violation in sorted(found_elsewhere.items()):
+        minimal = minimise(violation, property_id)
+        result.found_elsewhere[property_id] = _counterexample(result.property_id, target, minimal, family)
+    if result.counterexample is not None:  # its own finding, under every other rule it broke too
+        for property_id in result.counterexample.broken:
+            if property_id != result.property_id:
+                result.found_elsewhere.setdefault(property_id, result.counterexample)
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
@@ -315,6 +317,25 @@ def run_to_verdict(
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)
     return result
+
+
+def _counterexample(machine: str, target: Target, violation: Violation, family: str) -> Counterexample:
+    """The record of a (minimised) violation that ``machine``'s run found."""
+    config = violation.config
+    return Counterexample(
+        machine,
+        target.name,
+        config.initial,
+        config.capacity,
+        config.policy,
+        tuple(violation.steps),
+        violation.explanation,
+        config.durable,
+        family,
+        config.durability,
+        violation.broken,
+        violation.harm,
+    )
 
 
 def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_seed: int) -> int:
@@ -437,24 +458,52 @@ def assemble(
     for result in results.values():
         if target_text is not None and result.counterexample is not None:
             result.counterexample = replace(result.counterexample, target=target_text)
-    if "R0" in results:
-        _fold_into_master(results)
+        if target_text is not None:
+            result.found_elsewhere = {
+                pid: replace(found, target=target_text) for pid, found in result.found_elsewhere.items()
+            }
+    _fold_findings(results)
     return CertificateData(target, profile, seed, results)
 
 
-def _fold_into_master(results: dict[str, PropertyResult]) -> None:
-    """Every machine makes the R0 comparison after every step, so a violation any
-    machine found is an R0 violation too. If R0's own machine missed it, R0 takes
-    the shortest counterexample the others found, saying where it came from."""
-    master = results["R0"]
-    if master.verdict == "violated":
+def _fold_findings(results: dict[str, PropertyResult]) -> None:
+    """Report every finding under the rules it broke (SPEC §6a).
+
+    A machine that met another rule's finding recorded it (``found_elsewhere``)
+    and went on exploring its own property. Here each such finding becomes the
+    verdict of the property it broke, if that property's own run found nothing,
+    with the shortest counterexample and "found while exploring Rk". R0, the
+    master property, is violated by every violation any machine found: if its
+    own machine missed them, it takes the shortest, saying where it came from."""
+    offered: dict[str, list[tuple[str, Counterexample]]] = {}
+    for machine, result in results.items():
+        for property_id, counterexample in result.found_elsewhere.items():
+            offered.setdefault(property_id, []).append((machine, counterexample))
+    for property_id, findings in offered.items():
+        result = results.get(property_id)
+        if result is None and property_id in PROPERTIES:
+            # Not asked for (--only), but found: leaving it out would let a run go green on it.
+            result = results[property_id] = PropertyResult(property_id, "passed", PROPERTIES[property_id].title)
+        if result is None or result.verdict not in ("passed", "unknown"):
+            continue
+        machine, shortest = min(findings, key=lambda found: (len(found[1].steps), found[0]))
+        result.verdict = "violated"
+        result.counterexample = shortest
+        result.found_by = machine
+        result.missing_situations = []
+        result.reason = f"found while exploring {machine}: {shortest.explanation}"
+    master = results.get("R0")
+    if master is None or master.verdict == "violated":
         return
     found = [
         r for pid, r in results.items() if pid != "R0" and r.verdict == "violated" and r.counterexample
     ]
     if not found:
         return
-    shortest = min(found, key=lambda r: len(r.counterexample.steps) if r.counterexample else 0)
+    shortest_result = min(found, key=lambda r: len(r.counterexample.steps) if r.counterexample else 0)
+    assert shortest_result.counterexample is not None
     master.verdict = "violated"
-    master.counterexample = shortest.counterexample
-    master.reason = f"found by the {shortest.property_id} machine: {shortest.reason}"
+    master.counterexample = shortest_result.counterexample
+    master.found_by = shortest_result.found_by or shortest_result.property_id
+    master.missing_situations = []
+    master.reason = f"found while exploring {master.found_by}: {master.counterexample.explanation}"

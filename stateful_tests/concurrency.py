@@ -928,6 +928,7 @@ def _counterexample(target: Target, failure: NotLinearizable, text: str, failed:
     """The whole history (:class:`ConcurrentHistory`), and the longest sequential
     order's model operations as judged steps (all as the model says: each alone
     replays fine, the failure needs the concurrent timeline)."""
+    from rollcert.stateful_tests.family import NO_SEQUENTIAL_ORDER
     from rollcert.stateful_tests.family import Observed
     from rollcert.stateful_tests.family import StepRecord
 
@@ -941,7 +942,7 @@ def _counterexample(target: Target, failure: NotLinearizable, text: str, failed:
         steps.append(StepRecord(len(steps) + 1, action, placed.before.model.current, observed, observed, True))
     return Counterexample(
         "R7", target.name, failure.history.initial, None, "reject", tuple(steps), text,
-        history=concurrent_history(failure, failed, runs),
+        history=concurrent_history(failure, failed, runs), broken=("R7",), harm=NO_SEQUENTIAL_ORDER,
     )
 
 

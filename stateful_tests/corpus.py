@@ -244,10 +244,12 @@ def _replay_entry(target: Target, entry: CorpusEntry) -> PropertyResult | str | 
     try:
         replay(family, target, config, operations)
     except Violation as violation:
+        if entry.property_id != "R0" and entry.property_id not in violation.broken:
+            return None  # it fails, but another rule's clause broke (SPEC §6a): the machines judge this one
         counterexample = Counterexample(
             entry.property_id, target.name, violation.config.initial, violation.config.capacity,
             violation.config.policy, tuple(violation.steps), violation.explanation, violation.config.durable,
-            family.name, violation.config.durability,
+            family.name, violation.config.durability, broken=violation.broken, harm=violation.harm,
         )
         return PropertyResult(
             entry.property_id, "violated", prop.title, counterexample=counterexample,

@@ -111,6 +111,55 @@ class StepRecord:
     context: tuple[tuple[str, str], ...] = ()
     note: str = ""
     allowed: tuple[Observed, ...] = ()
+    #: On the failing step: what the target's outcome did to its caller (one of :data:`HARMS`).
+    harm: str = ""
+
+
+#: The harm classes of a failing step, most harmful first (SPEC §6a). The
+#: minimiser keeps, among counterexamples of one length, the most harmful:
+#: bytes no allowed state has, or a refusal the caller relies on that never
+#: came, teach more than a depth or a revision that is off by one.
+LOST_STATE = "lost acknowledged state"
+WENT_THROUGH = "refused operation went through"
+WRONG_BYTES = "wrong bytes"
+REFUSED = "allowed operation refused"
+WRONG_ERROR = "wrong error"
+WRONG_DEPTH = "wrong depth"
+WRONG_REVISION = "wrong revision"
+#: R7: concurrent callers saw a state between two whole operations.
+NO_SEQUENTIAL_ORDER = "no sequential order explains what callers saw"
+HARMS: tuple[str, ...] = (
+    LOST_STATE, WENT_THROUGH, WRONG_BYTES, NO_SEQUENTIAL_ORDER, REFUSED, WRONG_ERROR, WRONG_DEPTH, WRONG_REVISION,
+)
+#: The operations after which the target recovers from a journal (R5): bytes
+#: of an earlier state there mean acknowledged work was lost.
+RECOVERIES = ("crash_during", "restart", "corrupt_record")
+
+
+def harm_of(operation: Any, allowed: Sequence[Observed], actual: Observed, earlier: Sequence[bytes]) -> str:
+    """The harm class of a step whose outcome ``actual`` matches none of the
+    ``allowed`` ones; ``earlier`` are the buffers the run went through before it."""
+    bytes_wrong = all(actual.buffer != seen.buffer for seen in allowed)
+    errors = {seen.error for seen in allowed}
+    if bytes_wrong and getattr(operation, "kind", "") in RECOVERIES and actual.buffer in earlier:
+        return LOST_STATE
+    if actual.error is None and None not in errors:
+        return WENT_THROUGH
+    if bytes_wrong:
+        return WRONG_BYTES
+    if actual.error is not None and None in errors and actual.error not in errors:
+        return REFUSED
+    if actual.error not in errors:
+        return WRONG_ERROR
+    matching = [seen for seen in allowed if seen.buffer == actual.buffer and seen.error == actual.error]
+    if matching and all(seen.depth != actual.depth for seen in matching):
+        return WRONG_DEPTH
+    return WRONG_REVISION
+
+
+def harm_rank(harm: str) -> int:
+    """Higher is more harmful (an unnamed harm ranks lowest)."""
+    return len(HARMS) - HARMS.index(harm) if harm in HARMS else 0
 
 
 @dataclass(frozen=True)
@@ -250,6 +299,21 @@ class Tracker:
         self.steps = 0
         self.reached: Counter[str] = Counter()
         self.tallies: Counter[str] = Counter()
+        #: Findings of *other* rules this machine met on the way (SPEC §6a), by
+        #: the property they break: the first of each, before minimising (the
+        #: first, not the shortest, so that a run split into rounds on several
+        #: shards keeps the same one: see ``shards.merge_rounds``).
+        self.found_elsewhere: dict[str, Any] = {}
+
+    def owns(self, broken: tuple[str, ...]) -> bool:
+        """Whether a violation that broke ``broken`` is this machine's own
+        finding. Every violation is one of R0, the master property."""
+        return self.property.id == "R0" or self.property.id in broken
+
+    def found(self, broken: tuple[str, ...], violation: Any) -> None:
+        """Keep ``violation`` for each property it broke that has none yet."""
+        for property_id in broken:
+            self.found_elsewhere.setdefault(property_id, violation)
 
 
 #: A minimisation move: (family, config, operations) -> candidate traces, each

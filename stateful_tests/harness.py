@@ -15,11 +15,13 @@ from typing import Any
 from typing import ClassVar
 
 from hypothesis import note
+from hypothesis import reject
 from hypothesis.stateful import RuleBasedStateMachine
 
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Session
+from rollcert.stateful_tests.judge import Violation
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Target
 
@@ -54,7 +56,16 @@ class FamilyMachine(RuleBasedStateMachine):
             return  # a known finding the target sets aside; not taken
         note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
         before = self.live.model
-        self.live.execute(operation)
+        try:
+            self.live.execute(operation)
+        except Violation as violation:
+            if self.tracker.owns(violation.broken):
+                raise
+            # Another rule's finding: recorded there ("found while exploring" this
+            # property), and this example ends; the run goes on with the next one.
+            self.tracker.found(violation.broken, violation)
+            note(f"a finding of {', '.join(violation.broken)}, recorded there; this example ends")
+            reject()
         self.tracker.steps += 1
         prediction = self.live.last_prediction
         assert prediction is not None

@@ -33,6 +33,9 @@ from typing import Any
 from typing import Generic
 
 from rollcert.model.errors import error_kind
+from rollcert.model.properties import FailingStep
+from rollcert.model.properties import Seen
+from rollcert.model.properties import broken_rules
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import OperationT
@@ -44,6 +47,7 @@ from rollcert.stateful_tests.family import StateT
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.family import first_difference
+from rollcert.stateful_tests.family import harm_of
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import CallTimeout
 from rollcert.targets.adapter import Capability
@@ -172,11 +176,24 @@ def interrupted_by_user() -> bool:
 class Violation(AssertionError):
     """The SUT disagreed with the model. Carries the whole trace, for the certificate."""
 
-    def __init__(self, config: BufferConfig, steps: Sequence[StepRecord], explanation: str) -> None:
+    def __init__(
+        self,
+        config: BufferConfig,
+        steps: Sequence[StepRecord],
+        explanation: str,
+        broken: tuple[str, ...] = ("R0",),
+    ) -> None:
         super().__init__(explanation)
         self.config = config
         self.steps = list(steps)
         self.explanation = explanation
+        #: The properties whose own clause the failing step broke (``("R0",)``:
+        #: none in particular), as :func:`rollcert.model.properties.broken_rules` says.
+        self.broken = broken
+
+    @property
+    def harm(self) -> str:
+        return self.steps[-1].harm if self.steps else ""
 
 
 def observe(
@@ -310,6 +327,11 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         first = narrowed[0]
         self.last_prediction = first
         main = first.readings[0]
+        harm = ""
+        if not survivors:
+            allowed = [self.observe_model(reading.state, reading.error) for reading in considered]
+            earlier = [self.config.initial, *(step.before for step in self.steps)]
+            harm = harm_of(operation, allowed, actual, earlier)
         record = StepRecord(
             index=len(self.steps) + 1,
             operation=operation,
@@ -321,6 +343,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             context=first.context,
             note=matched.note if matched is not None else "",
             allowed=tuple(allowed) if len(allowed) > 1 else (),
+            harm=harm,
         )
         self.steps.append(record)
         family.tally(self.tallies, operation, first, matched)
@@ -328,7 +351,14 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             explanation = family.explain(record, before, first)
             if len(considered) > 1:
                 explanation += " " + self._readings_text(considered)
-            raise Violation(self.config, self.steps, explanation)
+            failing = FailingStep(
+                operation,
+                before,
+                tuple((reading.state, reading.error) for reading in considered),
+                Seen(actual.error, actual.buffer, actual.depth, actual.revision),
+            )
+            broken = broken_rules(family.property_ids, failing)
+            raise Violation(self.config, self.steps, explanation, broken)
         if len(survivors) > MAX_READINGS:
             raise HarnessError(f"more than {MAX_READINGS} model readings fit what the target shows; it reports too little")
         self.readings = survivors

@@ -1,8 +1,10 @@
 """The rollback family (R0–R6): one Hypothesis rule-based state machine per property.
 
-Each property is exercised by the operations that can break it, and only
-those, so a violation found by the R2 machine is an R2 violation (R0, the
-master property, uses every rule). Rules whose capability the target lacks are
+Each property is exercised by the operations that can break it (R0, the
+master property, uses every rule). What a machine finds is reported under the
+rules whose own clause the failing step broke (``Property.broken``), not
+under the machine's: the R2 machine that meets an R0-only mismatch records it
+for R0 and goes on exploring R2. Rules whose capability the target lacks are
 left out; a property whose required capabilities are missing is not assessed.
 
 Only what is the family's own lives here: the rules, which properties use

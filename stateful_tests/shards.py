@@ -180,10 +180,13 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
     tallies: Counter[str] = Counter()
     names = [name for name, _ in first.record.situations]
     ending: PropertyResult | None = None
+    found_elsewhere: dict[str, Counterexample] = {}
     for unit in done:
         if unit is None:
             raise ShardError(f"a round of {first.unit.property_id} the merge needs was skipped by its shard")
         result = unit.result
+        for property_id, found in result.found_elsewhere.items():  # the first of each, as one run keeps
+            found_elsewhere.setdefault(property_id, found)
         examples, steps, seconds = examples + result.examples, steps + result.steps, seconds + result.seconds
         reached.update(result.coverage)
         tallies.update(unit.record.tallies)
@@ -197,6 +200,7 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
     merged = PropertyResult(first.unit.property_id, "passed", first.result.title)
     if ending is not None:
         merged.verdict, merged.reason, merged.counterexample = ending.verdict, ending.reason, ending.counterexample
+    merged.found_elsewhere = dict(sorted(found_elsewhere.items()))
     merged.seconds = round(seconds, 3)
     merged.examples, merged.steps = examples, steps
     merged.coverage = {name: reached[name] for name in names}
@@ -260,11 +264,13 @@ def _counterexample_json(found: Counterexample) -> dict[str, Any]:
         "property": found.property_id, "target": found.target, "initial": _b64(found.initial),
         "capacity": found.capacity, "policy": found.policy, "explanation": found.explanation,
         "durable": found.durable, "family": found.family, "durability": found.durability,
+        "broken": list(found.broken), "harm": found.harm,
         "steps": [
             {
                 "index": step.index, "operation": operation_to_json(step.operation), "before": _b64(step.before),
                 "expected": _observed_json(step.expected), "actual": _observed_json(step.actual), "ok": step.ok,
                 "sut_message": step.sut_message, "context": [list(pair) for pair in step.context], "note": step.note,
+                "harm": step.harm,
             }
             for step in found.steps
         ],
@@ -277,6 +283,7 @@ def _counterexample(record: dict[str, Any]) -> Counterexample:
             step["index"], operation_from_json(step["operation"]), _bytes(step["before"]), _observed(step["expected"]),
             _observed(step["actual"]), step["ok"], step["sut_message"],
             tuple((str(label), str(text)) for label, text in step["context"]), step["note"],
+            harm=str(step.get("harm", "")),
         )
         for step in record["steps"]
     )
@@ -284,6 +291,7 @@ def _counterexample(record: dict[str, Any]) -> Counterexample:
         record["property"], record["target"], _bytes(record["initial"]), record["capacity"], record["policy"], steps,
         record["explanation"], record["durable"], record["family"], record["durability"],
         None if record["history"] is None else _history(record["history"]),
+        broken=tuple(str(name) for name in record.get("broken", ())), harm=str(record.get("harm", "")),
     )
 
 
@@ -297,6 +305,9 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
         if item.name == "counterexample":
             record[item.name] = None if value is None else _counterexample_json(value)
             continue
+        if item.name == "found_elsewhere":
+            record[item.name] = {pid: _counterexample_json(found) for pid, found in value.items()}
+            continue
         try:
             json.dumps(value)
         except TypeError:
@@ -309,6 +320,7 @@ def _result(record: dict[str, Any]) -> PropertyResult:
     found = record["counterexample"]
     values = {item.name: record[item.name] for item in fields(PropertyResult)}
     values["counterexample"] = None if found is None else _counterexample(found)
+    values["found_elsewhere"] = {str(pid): _counterexample(item) for pid, item in dict(values["found_elsewhere"]).items()}
     if not isinstance(values["property_id"], str) or not isinstance(values["verdict"], str):
         raise TypeError("a unit's result needs a property and a verdict")
     return PropertyResult(**values)

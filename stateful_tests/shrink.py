@@ -27,6 +27,7 @@ from typing import Any
 
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import harm_rank
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.targets.adapter import BufferConfig
@@ -240,12 +241,21 @@ def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
         yield replace(operation, offset=operation.offset - 1)
 
 
-def minimise(family: Family, target: Target, violation: Violation) -> Violation:
+def minimise(family: Family, target: Target, violation: Violation, property_id: str | None = None) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy moves,
-    each checked by replaying it on ``target``, within the family's replay budget."""
+    each checked by replaying it on ``target``, within the family's replay budget.
+
+    A candidate counts only if its failing step still breaks the rule's own
+    clause — ``property_id``'s, or (without one, or for R0, whose machine owns
+    every finding) one of the rules ``violation`` broke: shrinking an R2
+    finding must not wander off to a shorter mismatch of another rule. Among candidates of the
+    same length, one that is less harmful (:func:`harm_rank`: a depth off by
+    one rather than wrong bytes) is passed over, so the property's harm stays
+    in view; a shorter one is always taken."""
     budget = family.replay_budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
+    rules = (property_id,) if property_id is not None and property_id != "R0" else violation.broken
     improved = True
     while improved and budget > 0:
         improved = False
@@ -259,9 +269,19 @@ def minimise(family: Family, target: Target, violation: Violation) -> Violation:
             try:
                 replay(family, target, config, candidate)
             except Violation as found:
-                best = found
-                improved = True
-                break
+                if _keeps(found, best, rules):
+                    best = found
+                    improved = True
+                    break
             except skipped:  # not a runnable trace for this target
                 continue
     return best
+
+
+def _keeps(found: Violation, best: Violation, rules: tuple[str, ...]) -> bool:
+    """Whether the minimiser moves from ``best`` to ``found`` (see :func:`minimise`)."""
+    if not set(rules) & set(found.broken):
+        return False
+    if len(found.steps) < len(best.steps):
+        return True
+    return harm_rank(found.harm) >= harm_rank(best.harm)

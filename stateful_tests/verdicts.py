@@ -102,6 +102,21 @@ class Counterexample:
     #: R7: the concurrent program, its observed history and the failed
     #: linearisation (``steps`` then hold the longest order's operations only).
     history: ConcurrentHistory | None = None
+    #: The properties whose own clause the failing step broke (``("R0",)``: none
+    #: in particular). ``property_id`` is the machine that found it.
+    broken: tuple[str, ...] = ()
+    #: What the failing step did to its caller (``family.HARMS``).
+    harm: str = ""
+
+    def rule(self, reported: str | None = None) -> str:
+        """The property whose rule a reader is shown as broken: ``reported`` if
+        the failing step broke it, else the first rule it broke (SPEC §6a: never
+        the machine's rule, unless that is the one that broke)."""
+        broken = self.broken or (self.property_id,)
+        for wanted in (reported, self.property_id):
+            if wanted in broken:
+                return wanted
+        return broken[0]
 
     def config(self) -> BufferConfig:
         """The buffer configuration the counterexample starts from."""
@@ -134,6 +149,12 @@ class PropertyResult:
     #: different numbers of overlaps, so a reproducible certificate keeps only
     #: whether each situation was reached.
     scheduling_dependent: bool = False
+    #: Findings of other rules this property's machine met while exploring, by
+    #: the property they break (minimised for it); ``certify`` reports each there.
+    found_elsewhere: dict[str, Counterexample] = field(default_factory=dict)
+    #: The machine whose exploration found this verdict's counterexample, when
+    #: it is not this property's own ("found while exploring Rk").
+    found_by: str = ""
 
     def progress_summary(self) -> str:
         """A few words after the verdict on the live display (one line)."""

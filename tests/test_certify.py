@@ -182,9 +182,16 @@ def test_broken_adapters_are_errors_not_violations(cls: type[_Fake]) -> None:
 
 
 def test_undocumented_exception_is_a_violation() -> None:
-    result = certify(_target(_UndocumentedError), only=("R2",)).results["R2"]
-    assert result.verdict == "violated"
+    certificate = certify(_target(_UndocumentedError), only=("R2",))
+    # An undocumented exception breaks no rule's clause in particular: it is R0's
+    # finding (reported although only R2 was asked for), not R2's (SPEC §6a).
+    assert certificate.results["R2"].verdict != "violated"
+    assert certificate.results["R2"].found_elsewhere["R0"].broken == ("R0",)
+    result = certificate.results["R0"]
+    assert result.verdict == "violated" and result.found_by == "R2"
     assert result.counterexample is not None and "undocumented:IndexError" in result.reason
+    assert result.reason.startswith("found while exploring R2")
+    assert certificate.exit_status == 1
 
 
 def test_nondeterministic_sut_is_reported_not_crashed() -> None:

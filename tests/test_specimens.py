@@ -10,6 +10,7 @@ from rollcert.reports.certificate import format_counterexample
 from rollcert.specimens import load_all
 from rollcert.specimens.kill_matrix import kill_matrix
 from rollcert.specimens.kill_matrix import render_kill_matrix
+from rollcert.stateful_tests.family import HARMS
 
 SPECIMENS = sorted(load_all())
 #: SPEC §6 / issue 2: the story's counterexample has at most this many steps.
@@ -67,4 +68,13 @@ def test_specimen_is_killed_as_its_story_says(name: str) -> None:
             result.counterexample
         )
         assert not steps[-1].ok and all(step.ok for step in steps[:-1])
+        # SPEC §6a: the failing step broke the story's own clause, and says what harm it did.
+        assert property_id in result.counterexample.broken, result.counterexample.broken
+        assert steps[-1].harm in HARMS, steps[-1].harm
+        assert f"harm      {steps[-1].harm}" in format_counterexample(result.counterexample)
         assert row.certificate.exit_status == 1
+    for property_id, result in row.certificate.results.items():
+        # Every other violation is attributed: R0, or a property whose own clause broke there.
+        if result.verdict == "violated" and property_id not in ("R0", "R7"):
+            assert result.counterexample is not None
+            assert property_id in result.counterexample.broken, (property_id, result.counterexample.broken)
