@@ -333,8 +333,8 @@ def _counterexample(machine: str, target: Target, violation: Violation, family: 
         config.durable,
         family,
         config.durability,
-        violation.broken,
-        violation.harm,
+        broken=violation.broken,
+        harm=violation.harm,
     )
 
 
@@ -484,8 +484,10 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
         if result is None and property_id in PROPERTIES:
             # Not asked for (--only), but found: leaving it out would let a run go green on it.
             result = results[property_id] = PropertyResult(property_id, "passed", PROPERTIES[property_id].title)
-        if result is None or result.verdict not in ("passed", "unknown"):
+        if result is None or result.verdict not in ("passed", "unknown", "not_assessed"):
             continue
+        # A property not assessed for want of a capability is still violated where
+        # its clause was seen broken: a violation needs no coverage to be true.
         machine, shortest = min(findings, key=lambda found: (len(found[1].steps), found[0]))
         result.verdict = "violated"
         result.counterexample = shortest

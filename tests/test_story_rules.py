@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis.errors import UnsatisfiedAssumption
 
 from rollcert.model.contract import Hunk
 from rollcert.model.operations import ApplyDiff
@@ -100,9 +101,11 @@ def test_the_s3_machine_draws_the_rolled_away_snapshot_first() -> None:
         machine.run(TakeSnapshot())  # #1, of 'bb' at depth 1
         branch(machine, FixedDraws(edit=(0, 1, b"a")))  # 'ab' at depth 1: #1 is the lure
         draws = FixedDraws(snapshot=0, mode="positional", hunks=[(2, 2, b"Y")], reads=[])
-        with pytest.raises(Violation) as caught:
+        # The failing apply is the S3 machine's own finding or, where only S1's clause
+        # broke, recorded for S1 and the example ended: either way it was drawn on the lure.
+        with pytest.raises((Violation, UnsatisfiedAssumption)):
             apply_diff(machine, draws)
-        assert caught.value.steps[-1].operation.snapshot == 1  # the lure, not the first in the list
+        assert machine.live.steps[-1].operation.snapshot == 1  # the lure, not the first in the list
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,16 @@ def _counterexample(result: PropertyResult) -> list[StepRecord]:
     return list(result.counterexample.steps)
 
 
+def _met(certificate: CertificateData, machine: str, broken: str) -> list[StepRecord]:
+    """The counterexample of ``broken`` that ``machine``'s run met while exploring
+    (SPEC §6a: reported under the rule whose clause it breaks, not the machine's)."""
+    found = certificate.results[machine].found_elsewhere.get(broken)
+    assert found is not None, certificate.results[machine].found_elsewhere
+    assert broken in found.broken
+    assert certificate.results[broken].verdict == "violated"
+    return list(found.steps)
+
+
 def test_every_registered_target_is_documented() -> None:
     assert {d.target for d in DOCUMENTED} == set(filter(_is_buffer_package, THIRD_PARTY_TARGETS)), (
         "every name in rollcert.targets.adapters.THIRD_PARTY_TARGETS needs a certificate in docs/certifications/"
@@ -185,13 +195,15 @@ def test_pycrdt_untagged_remote_edit_becomes_a_local_undo_record() -> None:
 
 @pytest.mark.parametrize("target", ["textual", "pycrdt"])
 def test_an_empty_edit_leaves_no_undo_record(target: str) -> None:
-    (step,) = _counterexample(_run(target).results["R2"])
+    # A wrong depth after a plain splice breaks no rule's clause in particular: R0's.
+    (step,) = _met(_run(target), "R2", "R0")
     assert isinstance(step.operation, Splice) and not step.operation.insert and step.operation.delete_length == 0
     assert (step.expected.depth, step.actual.depth) == (1, 0)
 
 
 def test_prompt_toolkit_undo_skips_an_edit_that_changed_nothing() -> None:
-    steps = _counterexample(_run("prompt_toolkit").results["R2"])
+    # Undo lands on an earlier state than one LIFO step gives: R3's clause.
+    steps = _met(_run("prompt_toolkit"), "R2", "R3")
     edits = [step for step in steps if isinstance(step.operation, Splice)]
     assert any(step.before == step.actual.buffer for step in edits), "no edit that left the text as it was"
     assert isinstance(steps[-1].operation, Rollback) and steps[-1].expected.buffer != steps[-1].actual.buffer
@@ -208,10 +220,10 @@ def _plain(name: str) -> Target:
 )
 def test_undo_past_the_horizon_succeeds_instead_of_refusing(name: str, finding: KnownFinding) -> None:
     """With only the edit finding set aside, the suite finds the past-horizon one by itself."""
-    result = certify(focused(_plain(name), finding), profile="quick", seed=0, only=("R4",)).results["R4"]
-    last = _counterexample(result)[-1]
+    certificate = certify(focused(_plain(name), finding), profile="quick", seed=0, only=("R4",))
+    last = _met(certificate, "R4", "R3")[-1]  # a rollback past the horizon is R3's clause, met by the R4 machine
     assert isinstance(last.operation, Rollback)
-    assert (last.expected.error, last.actual.error) == ("UnreachableRollbackError", None), result.reason
+    assert (last.expected.error, last.actual.error) == ("UnreachableRollbackError", None), last
 
 
 # -- the adapters' own input handling --------------------------------------------------
