@@ -64,6 +64,8 @@ USAGE_ERROR = 3
 ERROR = 2
 #: Exit status after Ctrl-C, as a shell reports a process SIGINT ended.
 INTERRUPTED = 130
+#: Exit status after SIGTERM, as a shell reports a process SIGTERM ended.
+TERMINATED = 143
 
 TARGET_HELP = "bundled (default), specimen:NAME, a registered name, module:attr or 'subprocess:COMMAND ARGS...'"
 
@@ -266,6 +268,36 @@ def add_in_process_option(parser: argparse.ArgumentParser) -> None:
         help="run the target in this process (for a debugger) instead of a worker process; "
         "a target that exits or crashes the process then takes rollcert with it",
     )
+    add_deadline_option(parser)
+
+
+def add_deadline_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--deadline", type=non_negative_seconds, metavar="S",
+        help="wall-clock seconds each worker process (one per property) may run before rollcert kills its "
+        "process group and reports an error naming the deadline (default: by profile, 900 s at quick; "
+        "$ROLLCERT_DEADLINE; 0 for none); not enforceable with --in-process",
+    )
+
+
+def non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds, 0 or more")
+    return value
+
+
+def set_deadline(args: argparse.Namespace) -> None:
+    """``--deadline`` goes through the environment, as ``--call-timeout`` does, so
+    that every supervised worker of the command gets it (corpus replay, search)."""
+    from rollcert.command.parallel import DEADLINE_VARIABLE
+
+    seconds = getattr(args, "deadline", None)
+    if seconds is not None:
+        os.environ[DEADLINE_VARIABLE] = repr(seconds)
 
 
 def worker_ended(ended: WorkerEnded) -> int:
@@ -312,6 +344,7 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
         help="seconds one call of an in-process target may take before its property is an error "
         "(default: $ROLLCERT_CALL_TIMEOUT, else 60; $ROLLCERT_CALL_TIMEOUT=0 for no limit)",
     )
+    add_deadline_option(parser)
     parser.add_argument(
         "--memory-limit", type=whole_number(64), metavar="MIB",
         help="cap each property's worker process at MIB mebibytes of address space: a target that "
@@ -374,9 +407,9 @@ def _certify(args: argparse.Namespace) -> int:
             memory_limit=args.memory_limit << 20 if args.memory_limit is not None else None,
             corpus=corpus, replay_corpus_with=corpus_replayer(source, in_process=args.in_process) if corpus else None,
         )
-    except KeyboardInterrupt:  # every worker is stopped by now; say so in one line
+    except KeyboardInterrupt as interruption:  # every worker is stopped by now; say so in one line
         print("rollcert: interrupted; no certificate written", file=sys.stderr)
-        return 130
+        return interrupted_status(interruption)
     finally:
         if display is not None:
             display.close()
@@ -387,9 +420,9 @@ def _certify(args: argparse.Namespace) -> int:
     if args.exhaustive_depth is not None:
         try:
             certificate.exhaustive = _certificates_search(args, source, target)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interruption:
             print("rollcert: interrupted; no certificate written", file=sys.stderr)
-            return INTERRUPTED
+            return interrupted_status(interruption)
     return _write_certificate(args, certificate, created)
 
 
@@ -451,9 +484,9 @@ def _certify_shard(args: argparse.Namespace) -> int:
                 ran: dict[str, Any] = {name: run(target, name, profile, int(args.seed)) for name in names}
             else:
                 ran = certify_in_workers(run, source, names, args.profile, int(args.seed), args.jobs) if names else {}
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interruption:
             print("rollcert: interrupted; no partial certificate written", file=sys.stderr)
-            return INTERRUPTED
+            return interrupted_status(interruption)
         for unit in todo:
             outcome = ran[unit.name]
             if isinstance(outcome, PropertyResult):  # the unit's worker died: an error, which ends the property
@@ -952,14 +985,40 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_environment() -> None:
     """The environment is the user's input too: a bad ``$ROLLCERT_CALL_TIMEOUT`` is a
     usage error before any command runs, not an error the target is blamed for
-    halfway (``rollcert smoke`` reported it as "the adapter raised UsageError")."""
+    halfway (``rollcert smoke`` reported it as "the adapter raised UsageError");
+    so is a bad ``$ROLLCERT_DEADLINE``."""
+    from rollcert.command.parallel import chosen_deadline
     from rollcert.stateful_tests.judge import call_timeout
 
     call_timeout()
+    chosen_deadline(0.0)
+
+
+def interrupted_status(interruption: KeyboardInterrupt) -> int:
+    """130 after Ctrl-C, 143 after SIGTERM (as a shell reports each signal)."""
+    from rollcert.command.processes import Terminated
+
+    return TERMINATED if isinstance(interruption, Terminated) else INTERRUPTED
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    """The ``rollcert`` command. Run as the command (``argv`` None), SIGTERM unwinds
+    like Ctrl-C and every process the run started ends with it
+    (:mod:`rollcert.command.processes`); called with ``argv`` (a test, another
+    program's process), the process around it is left as it is."""
+    if argv is not None:
+        return _main(list(argv))
+    from rollcert.command.processes import end_descendants
+    from rollcert.command.processes import guard_the_run
+
+    guard_the_run()
+    try:
+        return _main(sys.argv[1:])
+    finally:
+        end_descendants()
+
+
+def _main(arguments: list[str]) -> int:
     try:
         load_plugins()
         try:
@@ -967,14 +1026,15 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exit_request:  # --help and --version
             return 0 if exit_request.code in (0, None) else USAGE_ERROR
         command = {c.name: c for c in (*BUILT_IN, *COMMANDS.values())}[args.command]
+        set_deadline(args)
         _check_environment()
         return command.run(args)
     except UsageError as error:  # it may quote a target or a file: one line, escaped
         print(f"rollcert: {visible(str(error))}", file=sys.stderr)
         return USAGE_ERROR
-    except KeyboardInterrupt:  # any worker is stopped by now (parallel.py); say so in one line
+    except KeyboardInterrupt as interruption:  # any worker is stopped by now (parallel.py); say so in one line
         print("rollcert: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return interrupted_status(interruption)
     except BrokenPipeError:  # the reader went away (``rollcert properties | head``): nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush stays quiet
         return 0

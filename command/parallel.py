@@ -23,9 +23,17 @@ Design choices, and why:
   pipe that reaches its end with no result means the worker died. The parent
   waits on all pipes at once, so it never hangs on a dead worker and wakes at
   least ten times a second to redraw the progress display.
-- **Ctrl-C** reaches every worker (they share the terminal's process group);
-  a worker then exits quietly, and the parent terminates whatever is left and
-  re-raises :class:`KeyboardInterrupt`.
+- **A deadline from outside.** Each worker leads a process group of its own,
+  and tells the parent the process group of every protocol server it starts.
+  A property still running at its wall-clock deadline (``--deadline``) is
+  ``error`` naming the deadline, and the parent kills its worker's process group
+  and its servers' with SIGKILL: no handler, blocked signal, thread or native
+  loop in the target can outlast that (the call timeout, a SIGALRM inside the
+  worker, is the finer first net; a target that blocked or disarmed it, or
+  spun in threads, used to hang the run with no verdict).
+- **Ctrl-C** and SIGTERM reach the parent (the workers are in their own
+  process groups); it stops every worker, its servers with it, and re-raises
+  :class:`KeyboardInterrupt` (``cli.main`` then ends whatever is left).
 
 Timings: a property's ``seconds`` is measured in its worker around its own run,
 as in a serial run, so it does not count the time it waited for a free worker.
@@ -86,6 +94,44 @@ TERMINATE_GRACE = 2.0
 
 #: Properties whose runs take longest, started before the others.
 LONGEST_FIRST = frozenset({"R7"})
+
+#: The wall-clock deadline of one property's worker, by profile, when ``--deadline``
+#: is not given: far beyond any honest run of the profile (the bundled target's whole
+#: certification takes about a minute at ``quick``), so that it only ever ends a hang.
+DEFAULT_DEADLINES = {"quick": 900.0, "ci": 3600.0, "thorough": 4 * 3600.0}
+#: The deadline of a supervised subcommand's one worker (smoke, replay, explore, the search).
+DEFAULT_SUPERVISED_DEADLINE = 900.0
+
+
+#: Overrides every deadline (``rollcert --deadline S`` sets it, so that the corpus
+#: replay and the search get it too); ``0`` for none.
+DEADLINE_VARIABLE = "ROLLCERT_DEADLINE"
+
+
+def chosen_deadline(default: float) -> float | None:
+    """``$ROLLCERT_DEADLINE`` when set (``None`` for 0: no deadline), else ``default``.
+    A bad value is a :class:`UsageError` (``cli`` checks it before any command runs)."""
+    import math
+    import os
+
+    text = os.environ.get(DEADLINE_VARIABLE)
+    if text is None:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise UsageError(f"${DEADLINE_VARIABLE} must be a number of seconds (0: no deadline), got {text!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UsageError(f"${DEADLINE_VARIABLE} must be a finite number of seconds, 0 or more, got {text!r}")
+    return seconds or None
+
+
+def deadline_error(doing: str, seconds: float) -> str:
+    """The reason given when ``doing`` overran its deadline and was killed."""
+    return (
+        f"{doing} did not finish within its deadline of {seconds:g} s (--deadline); rollcert killed its worker's "
+        "process group, whatever the target did to signals, threads or native code"
+    )
 
 
 @dataclass(frozen=True)
@@ -153,10 +199,13 @@ def _work(
     function, and this module stays below ``certify`` in the import graph."""
     from rollcert.stateful_tests.profiles import PROFILES
 
+    _lead_own_group()
+    channel = _PipeSink(connection)
+    _announce_servers(channel)
     try:
         try:
             target = source.resolve()
-            sink = _PipeSink(connection) if report else None
+            sink = channel if report else None
             result = run_property(target, property_id, PROFILES[profile], seed, progress=sink)
             del target  # collected below, before the parent hears the result
             message: tuple[Any, ...] = ("result", result)
@@ -169,6 +218,29 @@ def _work(
         return
     finally:
         connection.close()
+
+
+def _lead_own_group() -> None:
+    """Make this worker the leader of a process group of its own, so that the
+    parent can kill it with everything it started in one ``killpg``; and let
+    SIGTERM end it (a forked worker inherits the parent's handler, which turns
+    SIGTERM into an unwinding ``KeyboardInterrupt``)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to reset
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _announce_servers(channel: _PipeSink) -> None:
+    """Tell the parent the process group of every protocol server this worker
+    starts (each leads its own, see ``subprocess_client``), so that a worker
+    killed at its deadline does not leave its servers behind."""
+    from rollcert.targets.adapters import subprocess_client
+
+    subprocess_client.SERVER_STARTED[:] = [lambda group: channel._send("group", group)]
 
 
 def _report(connection: Connection, message: tuple[Any, ...]) -> None:
@@ -226,6 +298,14 @@ class _Worker:
     task: str
     process: BaseProcess
     connection: Connection
+    #: When it started (``time.monotonic``), and when it must have finished.
+    started: float = 0.0
+    deadline: float | None = None
+    #: The process groups of the protocol servers it started.
+    server_groups: list[int] | None = None
+
+    def overran(self, now: float) -> bool:
+        return self.deadline is not None and now - self.started > self.deadline
 
 
 def certify_in_workers_or_here(
@@ -235,6 +315,7 @@ def certify_in_workers_or_here(
     source: TargetSource | None = None,
     isolate: bool = False,
     memory_limit: int | None = None,
+    deadline: float | None = None,
     **options: Any,
 ) -> CertificateData:
     """:func:`rollcert.stateful_tests.certify.certify` (which takes ``options``), in
@@ -256,7 +337,12 @@ def certify_in_workers_or_here(
 
     ``memory_limit`` (bytes; only with worker processes) caps each worker's
     address space: a target that allocates without bound gets a ``MemoryError``
-    (judged like any undocumented exception) instead of the machine's memory."""
+    (judged like any undocumented exception) instead of the machine's memory.
+
+    ``deadline`` (seconds; only with worker processes; default by profile,
+    :data:`DEFAULT_DEADLINES`) is each property's wall-clock limit, enforced by
+    this process: past it the property is ``error`` and its worker's process
+    group is killed."""
     from rollcert.model.properties import ALL_PROPERTY_IDS
     from rollcert.stateful_tests.certify import certify
     from rollcert.stateful_tests.certify import certify_property
@@ -275,7 +361,9 @@ def certify_in_workers_or_here(
         chosen_source = source
 
         def runner(ids: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
-            return certify_in_workers(run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress)
+            return certify_in_workers(
+                run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress, deadline=deadline
+            )
 
     return certify(target, run_properties=runner, **options)
 
@@ -304,13 +392,19 @@ def certify_in_workers(
     jobs: int,
     progress: ProgressSink | None = None,
     stop_at: float | None = None,
+    deadline: float | None = None,
 ) -> dict[str, PropertyResult]:
     """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given.
 
     At ``stop_at`` (a ``time.monotonic()`` reading; ``rollcert campaign``'s budget)
-    every worker still running is stopped and the results so far are returned."""
+    every worker still running is stopped and the results so far are returned.
+    A property whose worker runs past ``deadline`` seconds is ``error``, its
+    worker's process group killed (default: ``$ROLLCERT_DEADLINE``, else by
+    profile, :data:`DEFAULT_DEADLINES`)."""
     import time
 
+    if deadline is None:
+        deadline = chosen_deadline(DEFAULT_DEADLINES.get(profile, max(DEFAULT_DEADLINES.values())))
     context = _context()
     # Longest first, so that it does not start last and run alone: R7 runs each
     # program many times (about half a default run). Start order changes no result.
@@ -330,7 +424,7 @@ def certify_in_workers(
                 )
                 process.start()
                 sender.close()  # the worker holds the only writer: its end is our EOF
-                running[receiver] = _Worker(property_id, process, receiver)
+                running[receiver] = _Worker(property_id, process, receiver, time.monotonic(), deadline, [])
             for ready in wait(list(running), timeout=INTERVAL):
                 assert isinstance(ready, Connection)
                 worker = running[ready]
@@ -341,6 +435,16 @@ def certify_in_workers(
                     worker.process.join(TERMINATE_GRACE)
                     if worker.process.is_alive():  # a non-daemon thread the target started keeps it alive
                         _stop(worker)
+                    results[worker.task] = result
+                    if progress is not None:
+                        progress.finished(worker.task, result.verdict, result.progress_summary())
+            now = time.monotonic()
+            for connection, worker in list(running.items()):
+                if worker.overran(now):
+                    del running[connection]
+                    _kill(worker)
+                    assert worker.deadline is not None
+                    result = _error(worker.task, deadline_error(f"certifying {worker.task}", worker.deadline))
                     results[worker.task] = result
                     if progress is not None:
                         progress.finished(worker.task, result.verdict, result.progress_summary())
@@ -359,8 +463,13 @@ def _receive(worker: _Worker, progress: ProgressSink | None) -> PropertyResult |
         message = worker.connection.recv()
     except (EOFError, OSError):
         worker.process.join()
+        _kill_servers(worker)  # a worker that died took no server with it
         return _error(worker.task, _death(worker.task, worker.process.exitcode))
     kind = message[0]
+    if kind == "group":
+        if worker.server_groups is not None:
+            worker.server_groups.append(message[1])
+        return None
     if kind == "result":
         result: PropertyResult = message[1]
         return result
@@ -377,12 +486,37 @@ def _error(property_id: str, reason: str) -> PropertyResult:
 
 
 def _stop(worker: _Worker) -> None:
+    """End a worker that is still there: asked first (SIGTERM), then its whole
+    process group killed, and the servers it announced."""
     worker.process.terminate()
     worker.process.join(TERMINATE_GRACE)
+    _kill(worker)
+
+
+def _kill(worker: _Worker) -> None:
+    """SIGKILL to the worker's process group (what it forked goes with it), to
+    the worker itself (had it not made its group yet), and to its servers' groups."""
+    import contextlib
+    import os
+
+    pid = worker.process.pid
+    if pid is not None and pid != os.getpgrp():
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)  # the group it leads (see _lead_own_group)
     if worker.process.is_alive():
         worker.process.kill()
-        worker.process.join()
+    worker.process.join()
+    _kill_servers(worker)
     worker.connection.close()
+
+
+def _kill_servers(worker: _Worker) -> None:
+    import contextlib
+    import os
+
+    for group in worker.server_groups or ():
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
 
 
 # -- one supervised worker for a whole subcommand ---------------------------------------------------
@@ -396,7 +530,9 @@ class WorkerEnded:
     reason: str
 
 
-def run_supervised(work: Callable[[Say], Result], doing: str, *, in_process: bool = False) -> Result | WorkerEnded:
+def run_supervised(
+    work: Callable[[Say], Result], doing: str, *, in_process: bool = False, deadline: float | None = None
+) -> Result | WorkerEnded:
     """``work(say)`` in a worker process of its own; what it returned, or why it has none.
 
     ``work`` is the whole of a subcommand's target work (resolving the target
@@ -411,9 +547,14 @@ def run_supervised(work: Callable[[Say], Result], doing: str, *, in_process: boo
     signal, a crash of a native extension), is a :class:`WorkerEnded` naming it,
     so that the run can never end with exit status 0 and nothing said.
 
-    Ctrl-C reaches the worker too (one process group): it stops quietly, and
-    the ``KeyboardInterrupt`` raised here stops whatever is left of it.
-    ``in_process`` runs ``work`` in this process instead, for a debugger."""
+    The worker leads its own process group; past ``deadline`` seconds
+    (default :data:`DEFAULT_SUPERVISED_DEADLINE`) the group is killed, with the
+    protocol servers it started, and the answer is a :class:`WorkerEnded` naming
+    the deadline. Ctrl-C reaches this process: the ``KeyboardInterrupt`` raised
+    here stops the worker. ``in_process`` runs ``work`` in this process
+    instead, for a debugger (no deadline can then be enforced from outside)."""
+    import time
+
     from rollcert.stateful_tests.judge import watching_for_ctrl_c
 
     if in_process:
@@ -426,18 +567,29 @@ def run_supervised(work: Callable[[Say], Result], doing: str, *, in_process: boo
     )
     process.start()
     sender.close()  # the worker holds the only writer: its end is our EOF
-    worker = _Worker(doing, process, receiver)
+    limit = chosen_deadline(DEFAULT_SUPERVISED_DEADLINE) if deadline is None else deadline
+    worker = _Worker(doing, process, receiver, time.monotonic(), limit, [])
     try:
         while True:
+            if not receiver.poll(INTERVAL):
+                if worker.overran(time.monotonic()):
+                    _kill(worker)
+                    assert limit is not None
+                    return WorkerEnded(deadline_error(doing, limit))
+                continue
             try:
                 kind, payload = receiver.recv()
             except (EOFError, OSError):
                 process.join()
+                _kill_servers(worker)
                 return WorkerEnded(
                     f"the worker process running {doing} {_how_it_ended(process.exitcode)} before reporting "
                     "its result (the target or a native extension crashed or exited the process)"
                 )
-            if kind == "say":
+            if kind == "group":
+                assert worker.server_groups is not None
+                worker.server_groups.append(payload)
+            elif kind == "say":
                 _say_here(payload)
             elif kind == "usage":
                 raise UsageError(payload)
@@ -506,6 +658,8 @@ def _work_supervised(work: Callable[[Say], object], connection: Connection) -> N
     from rollcert.stateful_tests.judge import interrupted_by_user
     from rollcert.stateful_tests.judge import watching_for_ctrl_c
 
+    _lead_own_group()
+    _announce_servers(_PipeSink(connection))
     try:
         with watching_for_ctrl_c():
             try:

@@ -85,6 +85,11 @@ from rollcert.targets.protocol import decode_line
 from rollcert.targets.protocol import decode_reply
 from rollcert.targets.protocol import plain_write_op
 
+#: Called with the process group of every server started (each leads its own).
+#: A worker process of ``rollcert`` registers one that tells its parent, so that a
+#: worker killed at its deadline does not leave its servers running.
+SERVER_STARTED: list[Callable[[int], None]] = []
+
 DEFAULT_TIMEOUT_SECONDS: Final = 10.0
 #: Overrides the per-request timeout for targets built from the command line.
 TIMEOUT_ENVIRONMENT_VARIABLE: Final = "ROLLCERT_PROTOCOL_TIMEOUT"
@@ -323,6 +328,9 @@ class ServerConnection:
             )
         except (OSError, ValueError) as error:
             raise ServerNotStarted(f"cannot start the server {shlex.join(self.argv)}: {error}") from None
+        for listener in SERVER_STARTED:  # a worker tells its parent, which may have to kill the group
+            with contextlib.suppress(Exception):
+                listener(self.process.pid)
         assert self.process.stdin and self.process.stdout and self.process.stderr
         self._stdin_fd = self.process.stdin.fileno()
         self._stdout_fd = self.process.stdout.fileno()
