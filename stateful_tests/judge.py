@@ -329,9 +329,8 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         main = first.readings[0]
         harm = ""
         if not survivors:
-            allowed = [self.observe_model(reading.state, reading.error) for reading in considered]
             earlier = [self.config.initial, *(step.before for step in self.steps)]
-            harm = harm_of(operation, allowed, actual, earlier)
+            harm = harm_of(operation, list(allowed), actual, earlier)  # every allowed outcome, each once
         record = StepRecord(
             index=len(self.steps) + 1,
             operation=operation,
