@@ -31,6 +31,12 @@ TRACE_SCHEMA = "rollcert-trace/2"
 MAX_OPERATIONS = 10_000
 MAX_INITIAL_BYTES = 1 << 20
 MAX_INTEGER = 1 << 62
+#: The most buffer bytes replaying a trace may step through, estimated before it runs
+#: as (initial bytes + every byte it inserts) x (operations + 1): each step keeps the
+#: buffer it started from, on both sides. A counterexample is a few steps on a short
+#: buffer; a hand-made trace of a megabyte buffer and a thousand one-byte edits (a
+#: 1.9 MB file) used to cost 2 GB to replay.
+MAX_REPLAY_BYTES = 1 << 28
 
 AnyFamily = PropertyFamily[Any, Any, Any]
 
@@ -67,6 +73,17 @@ def _check_integers(value: object, where: str, depth: int = 0) -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _check_integers(item, f"{where}[{index}]", depth + 1)
+
+
+def _inserted(operation: Any) -> int:
+    """The bytes one operation may add to the buffer (an edit's insert, a diff's
+    replacements, the operation a crash interrupts)."""
+    inner = getattr(operation, "operation", None)
+    return (
+        len(getattr(operation, "insert", b""))
+        + sum(len(hunk.replacement) for hunk in getattr(operation, "hunks", ()))
+        + (_inserted(inner) if inner is not None else 0)
+    )
 
 
 def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
@@ -129,4 +146,10 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         if not family.accepts(operation):
             raise ValueError(f"{where}: {operation.kind!r} is not an operation of the {family.name} family")
         parsed.append(operation)
+    inserted = sum(_inserted(operation) for operation in parsed)
+    if (len(initial_bytes) + inserted) * (len(parsed) + 1) > MAX_REPLAY_BYTES:
+        raise ValueError(
+            f"{len(parsed)} operations on a buffer of up to {len(initial_bytes) + inserted} bytes would step "
+            f"through more than {MAX_REPLAY_BYTES >> 20} MiB of buffers: no counterexample is that large"
+        )
     return family, BufferConfig(initial_bytes, capacity, policy, durable, durability), parsed

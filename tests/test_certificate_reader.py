@@ -317,3 +317,16 @@ def test_read_certificate_file_reads_what_certify_wrote(tmp_path: Path) -> None:
     path.write_text(json.dumps(real_certificates()[1]), encoding="utf-8")
     stored = read_certificate_file(path)
     assert stored.data.results["S1"].verdict == "violated" and stored.size == path.stat().st_size
+
+
+def test_a_trace_too_large_to_replay_in_proportion_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Replaying it on a target the user chose still steps through every buffer:
+    a megabyte buffer and a thousand edits used to cost 2 GB."""
+    import base64
+
+    trace = {
+        "schema": "rollcert-trace/2", "family": "rollback", "initial": base64.b64encode(b"a" * (1 << 20)).decode(),
+        "operations": [{"op": "splice", "offset": 0, "delete_length": 0, "insert": "YQ=="}] * 1000,
+    }
+    assert main(["replay", "bundled", "--trace", json.dumps(trace), "--in-process"]) == 3
+    assert "no counterexample is that large" in capsys.readouterr().err
