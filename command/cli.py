@@ -358,7 +358,7 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
     add_reproducible_option(parser)
     parser.add_argument(
         "--shard", type=shard_option, metavar="I/N",
-        help="run shard I of N: every N-th work unit (a property's round, or a whole property for R7) "
+        help="run shard I of N: the I-th of N blocks of the work units (a property's round, or a whole property for R7) "
         "and write a partial certificate to --json; `rollcert merge` combines the N partials",
     )
 

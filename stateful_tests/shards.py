@@ -7,7 +7,8 @@ gives". A property of a step family (rollback R0–R6, diffs S1–S3) runs up to
 stops after the first round that found a violation (or broke) or after which
 every situation was reached. Rounds share nothing but sums — each builds a
 fresh machine, seeded by its number, with no example database — so a round
-runs alone as well as after the others: one work unit per round. The merge adds
+runs alone as well as after the others: one work unit per round (a shard takes
+a contiguous block of them, see :func:`shard_units`). The merge adds
 the rounds up in order and stops where the serial loop stops; rounds past that
 point were run for nothing (a shard cannot know, before the others ran, that
 an earlier round will end the property) and are dropped. The result is the
@@ -108,9 +109,17 @@ def units(property_ids: Sequence[str], profile: Profile) -> list[Unit]:
 
 
 def shard_units(property_ids: Sequence[str], profile: Profile, index: int, count: int) -> list[Unit]:
-    """Shard ``index`` of ``count`` (from 1): every ``count``-th unit, so that each
-    shard gets rounds of every property rather than all of the slowest one."""
-    return [unit for number, unit in enumerate(units(property_ids, profile)) if number % count == index - 1]
+    """Shard ``index`` of ``count`` (from 1): the ``index``-th of ``count``
+    contiguous blocks of the units, as equal in number as they divide.
+
+    Blocks, not every ``count``-th unit: a property's rounds then mostly fall in
+    one shard, which skips the rounds its own earlier ones make useless
+    (:func:`needed`). Dealt round-robin, each round of a property landed in
+    another shard and every shard ran rounds the serial run never needed:
+    measured on the bundled target (quick profile), three round-robin shards ran
+    2.6 times the serial run's examples between them."""
+    listed = units(property_ids, profile)
+    return listed[(index - 1) * len(listed) // count : index * len(listed) // count]
 
 
 @dataclass(frozen=True)
