@@ -328,7 +328,8 @@ class PropertyItem(pytest.Item):
         if result.verdict == "violated":
             assert result.counterexample is not None
             shown = replace(result.counterexample, target=self.parent.name)  # replayable as typed
-            pytest.fail(f"{self.name} {result.title}: violated\n{format_counterexample(shown)}", pytrace=False)
+            origin = f", {result.reason.split(': ', 1)[0]}" if result.reason.startswith("from the corpus") else ""
+            pytest.fail(f"{self.name} {result.title}: violated{origin}\n{format_counterexample(shown)}", pytrace=False)
         if result.verdict != "passed":
             pytest.fail(f"{self.name} {result.title}: {result.verdict}: {result.reason}", pytrace=False)
 

@@ -108,3 +108,20 @@ def test_the_gate_fixture_remembers_and_prints_a_replay_that_runs(tmp_path: Path
     assert replayed.returncode == 1 and "VIOLATED" in replayed.stdout, replayed.stdout + replayed.stderr
     second = run(2)
     assert "from the corpus" in second.stdout
+
+
+@pytest.mark.slow
+def test_the_per_property_items_replay_the_corpus_first(tmp_path: Path) -> None:
+    def items(seed: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rollcert-target", SPECIMEN,
+             "--rollcert-only", "R2", "--rollcert-seed", str(seed)],
+            cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        )
+
+    first = items(1)
+    assert first.returncode == pytest.ExitCode.TESTS_FAILED and "from the corpus" not in first.stdout
+    (written,) = (tmp_path / ".rollcert" / "corpus").glob("*.json")  # on by default, under the rootdir
+    second = items(7)
+    assert second.returncode == pytest.ExitCode.TESTS_FAILED
+    assert f"from the corpus ({written.name})" in second.stdout, second.stdout
