@@ -360,9 +360,10 @@ TERMS: tuple[Term, ...] = (
         "a target that shows no depth keeps both readings until its bytes rule one out.")
        , ("readings", "judge")),
     _T("harm", "certificate",
-       "What a counterexample's failing step did wrong, as a class: wrong bytes, a refused operation that went "
-       "through, a refusal the rules do not ask for, the wrong error, the wrong depth or revision, a lost "
-       "acknowledged state. Wrong bytes are the worst: a state that never existed.",
+       "What a counterexample's failing step did to its caller, as a class, most harmful first: a lost "
+       "acknowledged state, a refused operation that went through, wrong bytes (a state that never existed), no "
+       "sequential order explains what callers saw (R7), an allowed operation refused, the wrong error, the wrong "
+       "depth, the wrong revision. Of two counterexamples of one length the minimiser keeps the more harmful.",
        ("a rollback leaves `b'aXc'` where the model has `b'abc'`:", "harm: wrong bytes."),),
     _T("machine", "certificate",
        "The Hypothesis state machine that drives one property's operations against the target and the model. "
