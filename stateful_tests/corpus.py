@@ -33,6 +33,7 @@ import os
 import stat
 from collections.abc import Callable
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -132,6 +133,7 @@ def _program_properties() -> frozenset[str]:
 
 
 def file_name(text: str) -> str:
+    """The name a corpus file has: the first hex digits of its content's SHA-256."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:NAME_DIGITS] + ".json"
 
 
@@ -147,7 +149,12 @@ def add_counterexample(directory: Path, counterexample: Counterexample, target_n
     if path.exists():
         return False
     temporary = directory / f".{path.name}.{os.getpid()}.tmp"
-    temporary.write_text(text, encoding="utf-8")
+    with suppress(FileNotFoundError):
+        temporary.unlink()  # left by a run that died here; never written through (it may be a link)
+    # O_EXCL: created here, so not a link someone planted where the file goes.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
     os.replace(temporary, path)
     return True
 
