@@ -174,18 +174,20 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, capsys: pytest.CaptureF
     assert "not a regular file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_drawing_costs_memory_in_proportion_to_the_file(tmp_path: Path) -> None:
-    """A 1.9 MB file — a megabyte initial buffer and a thousand one-byte inserts,
-    each step recording a tiny buffer — used to make the model walk through a
-    gigabyte of buffers; it is refused once the walk passes its budget."""
+    """A file of about a megabyte — a 256 KiB initial buffer and 900 one-byte
+    inserts (within what a trace may replay), each step recording a tiny buffer —
+    would make the model walk through a gigabyte of buffers; it is refused once
+    the walk passes its budget, in proportion to the file."""
     import base64
 
     record = _r3()
     counterexample = record["properties"]["R3"]["counterexample"]
-    counterexample["trace"]["initial"] = base64.b64encode(b"a" * (1 << 20)).decode()
+    counterexample["trace"]["initial"] = base64.b64encode(b"a" * (1 << 18)).decode()
     splice = {"op": "splice", "offset": 0, "delete_length": 0, "insert": "YQ=="}
-    counterexample["trace"]["operations"] = [splice] * 1000
-    counterexample["steps"] = [dict(counterexample["steps"][0], operation=splice, index=n + 1) for n in range(1000)]
+    counterexample["trace"]["operations"] = [splice] * 900
+    counterexample["steps"] = [dict(counterexample["steps"][0], operation=splice, index=n + 1) for n in range(900)]
     path = tmp_path / "c.json"
     path.write_text(json.dumps(record), encoding="utf-8")
     code = (
