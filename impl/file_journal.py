@@ -913,9 +913,12 @@ class FileJournal:
         fsync per open, and the first splice after it is an ordinary commit.
         At open nothing of this process waits to be synced, so the sync makes
         durable only what the recovery read back. Returns whether the floor was
-        written; after an I/O error (a read-only file, a full disk) nothing
-        changed, the journal can still be read, and the first record that uses
-        the block writes the floor itself (:meth:`_commit_reserving`)."""
+        written. If the write failed having written nothing (a read-only file, a
+        full disk), nothing changed, the journal can still be read, and the first
+        record that uses the block writes the floor itself
+        (:meth:`_commit_reserving`). If part of it was written or its sync
+        failed, it is cut back and the journal is poisoned, as after any failed
+        write: readable, refusing every write until it is reopened."""
         floor = self._serial_limit
         if self._broken is not None or self._chain is None or floor + SERIAL_BLOCK > SERIAL_SPACE:
             return False

@@ -73,7 +73,10 @@ class Journal(Protocol):
 
     def rewrite(self, base: bytes, meta: BaseMeta, keep: int) -> None:
         """Keep only the newest ``keep`` records; ``base`` is the state below
-        them, the new horizon. All or nothing: :class:`JournalError` on failure."""
+        them, the new horizon. All or nothing: :class:`JournalError` on failure
+        (a durable journal raises :class:`OutcomeUnknownError`, a
+        ``JournalError``, when it cannot tell which file a crash would keep; it
+        has then changed nothing in memory either)."""
 
     def __len__(self) -> int: ...
 
