@@ -347,6 +347,25 @@ def _edit(state: DiffModelState, offset: int, delete_length: int, insert: bytes)
     return DiffOutcome(_push(state, cells, state.next_identity + len(insert)))
 
 
+def same_bytes_alignments(content: bytes, offset: int, delete_length: int, insert: bytes) -> tuple[int, ...]:
+    """The other offsets at which the same edit (the same length deleted, the same
+    bytes inserted) leaves exactly the same bytes: deleting ``'\nd'`` at 1 or
+    ``'d\n'`` at 2 of ``'a\nd\nb'``, inserting ``'a'`` at 0, 1 or 2 of ``'aa'``.
+
+    The model tells them apart by the cells' identities, so each traces a
+    snapshot's regions differently; a target that sees only content cannot
+    (SPEC §6a). The judge keeps each as a reading of a second writer's edit:
+    allowed, never required."""
+    if offset + delete_length > len(content):
+        return ()
+    result = content[:offset] + insert + content[offset + delete_length :]
+    return tuple(
+        other
+        for other in range(len(content) - delete_length + 1)
+        if other != offset and content[:other] + insert + content[other + delete_length :] == result
+    )
+
+
 def _roll_back(state: DiffModelState, steps: int) -> DiffOutcome:
     if steps > state.depth:
         return DiffOutcome(state, UnreachableRollbackError, f"rollback({steps}) goes past the horizon (depth {state.depth})")

@@ -269,6 +269,55 @@ def _rollback_steps(state: ModelState, steps: int) -> Outcome:
     return Outcome(reached)
 
 
+def content_verified_rollback(state: ModelState, operation: Operation) -> ModelState | None:
+    """R4, what a target can observe: the state a rollback the rules refuse
+    (it crosses an out-of-log write) may still reach, or ``None``.
+
+    A target that verifies content (a digest of the state each record must
+    restore) cannot see an out-of-log write that leaves the bytes a record
+    checks as they should be: say the write changed only bytes the record
+    itself removes. If undoing every record, newest first at its recorded
+    offset, gives exactly the state the log names before it at every step,
+    the rollback yields the state it names, and refusing is not the only
+    answer the rules allow (SPEC §6a). Allowed, never required: the model's
+    own outcome stays DivergenceError. The crossed barriers go with the
+    records above them."""
+    if isinstance(operation, Rollback):
+        steps = operation.steps
+    elif isinstance(operation, RollbackTo) and 0 <= operation.checkpoint < len(state.checkpoints):
+        serial, _ = state.checkpoints[operation.checkpoint]
+        if serial not in state.serials:
+            return None
+        steps = state.depth - state.serials.index(serial)
+    else:
+        return None
+    if not 0 < steps <= state.depth:
+        return None
+    reached, buffer = state, state.current
+    for _ in range(steps):
+        depth = reached.depth
+        edit, below = reached.edits[depth], reached.states[depth - 1]
+        if edit is None:
+            return None
+        if edit.offset > len(buffer):
+            return None
+        # The inserted span is cut as far as the (diverged) buffer reaches: the
+        # check that counts is the one on the state the undo gives.
+        end = edit.offset + len(edit.insert)
+        buffer = buffer[: edit.offset] + below[edit.offset : edit.offset + edit.delete_length] + buffer[end:]
+        if buffer != below:
+            return None
+        reached = replace(
+            reached,
+            states=reached.states[:-1],
+            serials=reached.serials[:-1],
+            edits=reached.edits[:-1],
+            revision=reached.revision + 1,
+            barriers=reached.barriers - {depth},
+        )
+    return reached
+
+
 def _rollback_to(state: ModelState, operation: RollbackTo) -> Outcome:
     index = check_integer("checkpoint", operation.checkpoint)
     if not 0 <= index < len(state.checkpoints):

@@ -46,6 +46,7 @@ from rollcert.model.diffs import diff_step
 from rollcert.model.diffs import initial_diff_state
 from rollcert.model.diffs import locate
 from rollcert.model.diffs import reject_apply
+from rollcert.model.diffs import same_bytes_alignments
 from rollcert.model.errors import StaleBaseError
 from rollcert.model.errors import error_kind
 from rollcert.model.operations import ApplyDiff
@@ -105,6 +106,11 @@ IMPRECISE = "imprecise: refused a diff the rule accepts, changing nothing"
 #: The reading of an apply the rule rejects, accepted because its changed reads
 #: were only rewritten with equal bytes (allowed, not required; counted apart).
 EQUAL_BYTES = "accepted over reads rewritten with equal bytes (allowed, not required)"
+#: The reading of an edit (a tool write, or the agent's own) placed at another
+#: offset with the same bytes as a result (``model.diffs.same_bytes_alignments``):
+#: allowed, not required; the steps judged right only under such a reading are
+#: counted as ``alignment_accepted``.
+ALIGNED = "the same edit aligned elsewhere, leaving the same bytes (allowed, not required)"
 
 
 def _snapshot_moved(state: DiffModelState, operation: ApplyDiff) -> bool:
@@ -399,6 +405,19 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
     def content(self, state: DiffModelState) -> bytes:
         return state.content
 
+    has_second_readings = True
+
+    def second_readings(self, state: DiffModelState, operation: DiffOperation) -> tuple[Reading[DiffModelState], ...]:
+        """The same edit placed elsewhere with the same bytes as a result: to a
+        target that sees content (a tool that writes whole files, an editor that
+        diffs them), the same edit (SPEC §6a; allowed, never required)."""
+        if not isinstance(operation, (Splice, ToolWrite)):
+            return ()
+        return tuple(
+            Reading(diff_step(state, replace(operation, offset=other)).state, None, ALIGNED, optional=True)
+            for other in same_bytes_alignments(state.content, operation.offset, operation.delete_length, operation.insert)
+        )
+
     # -- the system under test ------------------------------------------------------------
 
     def perform(self, live: LiveSession, operation: DiffOperation) -> None:
@@ -443,12 +462,18 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         figures = {"rule_accepts": float(tallies["rule_accepts"]), "sut_accepts": float(tallies["sut_accepts"])}
         if tallies["equal_bytes_accepted"]:
             figures["equal_bytes_accepted"] = float(tallies["equal_bytes_accepted"])
+        if tallies["optional_reading_needed"]:
+            figures["alignment_accepted"] = float(tallies["optional_reading_needed"])
         if tallies["rule_accepts"]:
             figures["precision"] = round(tallies["sut_accepts"] / tallies["rule_accepts"], 4)
         return figures
 
     def explain(
-        self, record: StepRecord, before: DiffModelState, prediction: Prediction[DiffModelState, DiffOutcome]
+        self,
+        record: StepRecord,
+        before: DiffModelState,
+        prediction: Prediction[DiffModelState, DiffOutcome],
+        readings: Sequence[Reading[DiffModelState]] = (),
     ) -> str:
         general = explain(record)
         operation, outcome = record.operation, prediction.outcome
@@ -463,7 +488,16 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
                     " B0's state was rolled away since the snapshot (S3): a revision number or a size"
                     " that happens to match cannot vouch for it, only content and history can."
                 )
-            if outcome.error is not None and record.actual.error is None:
+            accepted_elsewhere = any(reading.error is None for reading in readings)
+            if outcome.error is not None and record.actual.error is None and accepted_elsewhere:
+                # Never claim a difference no reading has: under another alignment of
+                # an earlier tool write the rules accept this diff, only not with these bytes.
+                story += (
+                    " The implementation applied it. Under another alignment of an earlier tool write (the same"
+                    " bytes, which a reader of content cannot tell apart) the rules accept it too, but not with"
+                    " the bytes the implementation produced."
+                )
+            elif outcome.error is not None and record.actual.error is None:
                 story += (
                     " The implementation applied it anyway: its result rests on bytes the diff's author never saw."
                     if record.actual.buffer != record.expected.buffer

@@ -170,6 +170,10 @@ class Reading(Generic[StateT]):
     state: StateT
     error: str | None
     note: str = ""
+    #: A reading kept only because a target cannot see a distinction the model
+    #: makes (another alignment of the same bytes): allowed, never required. If
+    #: the readings pass the session's bound, the latest of such lineages go first.
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -346,6 +350,16 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
         """The outcomes the rules allow for ``operation`` from ``state``.
         Raise :class:`NotGenerable` for a step this family cannot judge."""
 
+    #: Whether :meth:`second_readings` offers anything (the judge then takes a
+    #: second look at a trace before it declares a violation).
+    has_second_readings: ClassVar[bool] = False
+
+    def second_readings(self, state: StateT, operation: OperationT) -> tuple[Reading[StateT], ...]:
+        """Further outcomes of ``operation`` a target that sees only content cannot
+        tell from the model's (SPEC §6a): allowed, never required. Consulted only
+        when a trace fails without them, since they multiply the readings."""
+        return ()
+
     @abstractmethod
     def content(self, state: StateT) -> bytes:
         """The bytes a reader of ``state`` sees."""
@@ -387,8 +401,16 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
         """Measured figures that are not verdicts (the diff family's precision)."""
         return {}
 
-    def explain(self, record: StepRecord, before: StateT, prediction: Prediction[StateT, OutcomeT]) -> str:
-        """Why ``record`` is a violation, for people."""
+    def explain(
+        self,
+        record: StepRecord,
+        before: StateT,
+        prediction: Prediction[StateT, OutcomeT],
+        readings: Sequence[Reading[StateT]] = (),
+    ) -> str:
+        """Why ``record`` is a violation, for people. ``readings`` are every
+        outcome the rules allowed under every reading still standing: an
+        explanation claims no difference that one of them does not have."""
         return explain(record)
 
     # -- certification ---------------------------------------------------------------------

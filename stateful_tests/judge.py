@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from types import FrameType
 from typing import Any
 from typing import Generic
@@ -66,6 +67,9 @@ __all__ = [
     "Observed", "Session", "StepRecord", "Violation", "explain", "first_difference", "interrupted_by_user", "observe",
     "replay", "watching_for_ctrl_c",
 ]
+
+#: The note of a step judged right only on a second look (``Session._look_again``).
+SECOND_LOOK = "right under a reading the target cannot tell from the model's (another alignment of an earlier edit)"
 
 #: How many model readings a session carries at most. Each split needs a step
 #: the target cannot be seen through; past this the run is not worth judging.
@@ -233,12 +237,21 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self.target = target
         self.config = config
         self.readings: list[StateT] = [family.initial_state(config)]
+        #: Per reading: whether it stands only because of an optional reading on
+        #: its way (a distinction the target cannot see; see ``Reading.optional``).
+        self.lineage_optional: list[bool] = [False]
         self.steps: list[StepRecord] = []
         self.handles: dict[str, list[object | None]] = {}
         self.sut_report = True
         self.tallies: Counter[str] = tallies if tallies is not None else Counter()
         #: The model's outcome for the last step (for the machines' situations).
         self.last_prediction: Prediction[StateT, OutcomeT] | None = None
+        self._optional_seen = False
+        #: Whether the session judges with the family's second readings (after a
+        #: step that only they explained, see :meth:`_look_again`).
+        self._second_look = False
+        #: Every step judged so far and what the target showed, for a second look.
+        self._judged: list[tuple[OperationT, Observed]] = []
         self._tracks_depth = Capability.DEPTH in target.capabilities
         self._tracks_revision = Capability.REVISIONS in target.capabilities
         self._other: SystemUnderTest | None = None
@@ -313,17 +326,21 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 sut_message = describe_exception(error)
             actual = self.observe_sut(sut_error)
         narrowed = [family.narrow(self, operation, state, prediction) for state, prediction in predictions]
-        considered = [reading for prediction in narrowed for reading in prediction.readings]
-        survivors: list[StateT] = []
-        matched: Reading[StateT] | None = None
-        allowed: dict[Observed, None] = {}
-        for reading in considered:
-            seen = self.observe_model(reading.state, reading.error)
-            allowed[seen] = None
-            if seen == actual:
-                matched = matched or reading
-                if reading.state not in survivors:
-                    survivors.append(reading.state)
+        if self._second_look:
+            narrowed = [self._with_second_readings(state, operation, p) for state, p in zip(self.readings, narrowed, strict=True)]
+        considered, survivors, survivors_optional, matched, allowed = self._match(narrowed, self.lineage_optional, actual)
+        self._judged.append((operation, actual))
+        rescued = False
+        if not survivors and not self._second_look and family.has_second_readings:
+            looked, looked_at = self._look_again()
+            if looked is not None:
+                # Right only under a reading the target cannot be told from (another
+                # alignment of an earlier edit): from here on every step keeps them.
+                rescued, self._second_look = True, True
+                survivors, survivors_optional = looked
+                self.tallies["optional_reading_needed"] += 1
+            else:
+                considered = looked_at or considered  # the explanation weighs every reading
         first = narrowed[0]
         self.last_prediction = first
         main = first.readings[0]
@@ -340,16 +357,16 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             ok=bool(survivors),
             sut_message=sut_message,
             context=first.context,
-            note=matched.note if matched is not None else "",
+            note=SECOND_LOOK if rescued else matched.note if matched is not None else "",
             allowed=tuple(allowed) if len(allowed) > 1 else (),
             harm=harm,
         )
         self.steps.append(record)
         family.tally(self.tallies, operation, first, matched)
         if not survivors:
-            explanation = family.explain(record, before, first)
-            if len(considered) > 1:
-                explanation += " " + self._readings_text(considered)
+            explanation = family.explain(record, before, first, tuple(considered))
+            if len(considered) > 1 and (more := self._readings_text(considered)):
+                explanation += " " + more
             failing = FailingStep(
                 operation,
                 before,
@@ -358,18 +375,81 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             )
             broken = broken_rules(family.property_ids, failing)
             raise Violation(self.config, self.steps, explanation, broken)
+        self._optional_seen = self._optional_seen or rescued or any(reading.optional for reading in considered)
+        if not rescued and survivors_optional and all(survivors_optional) and not all(self.lineage_optional):
+            # Only a reading the target cannot be told from stands now: counted (like
+            # S1's equal_bytes_accepted), so a pass says how often it was needed.
+            self.tallies["optional_reading_needed"] += 1
         if len(survivors) > MAX_READINGS:
-            raise HarnessError(f"more than {MAX_READINGS} model readings fit what the target shows; it reports too little")
+            if not self._optional_seen:
+                raise HarnessError(
+                    f"more than {MAX_READINGS} model readings fit what the target shows; it reports too little"
+                )
+            # Some lineages exist only as optional readings (allowed, never required):
+            # dropping the last of them makes the judge stricter, never laxer.
+            survivors, survivors_optional = survivors[:MAX_READINGS], survivors_optional[:MAX_READINGS]
         self.readings = survivors
+        self.lineage_optional = survivors_optional
         return record
 
+    def _with_second_readings(
+        self, state: StateT, operation: OperationT, prediction: Prediction[StateT, OutcomeT]
+    ) -> Prediction[StateT, OutcomeT]:
+        extra = tuple(replace(reading, optional=True) for reading in self.family.second_readings(state, operation))
+        return replace(prediction, readings=prediction.readings + extra) if extra else prediction
+
+    def _match(
+        self, narrowed: list[Prediction[StateT, OutcomeT]], flags: list[bool], actual: Observed
+    ) -> tuple[list[Reading[StateT]], list[StateT], list[bool], Reading[StateT] | None, dict[Observed, None]]:
+        """Every reading of every prediction, those matching ``actual`` (the states,
+        once each, with whether each stands only by an optional reading), the first
+        match, and every outcome allowed."""
+        considered: list[Reading[StateT]] = []
+        survivors: list[StateT] = []
+        survivors_optional: list[bool] = []
+        matched: Reading[StateT] | None = None
+        allowed: dict[Observed, None] = {}
+        for inherited, prediction in zip(flags, narrowed, strict=True):
+            for reading in prediction.readings:
+                considered.append(reading)
+                seen = self.observe_model(reading.state, reading.error)
+                allowed[seen] = None
+                if seen == actual:
+                    matched = matched or reading
+                    if reading.state not in survivors:
+                        survivors.append(reading.state)
+                        survivors_optional.append(inherited or reading.optional)
+        return considered, survivors, survivors_optional, matched, allowed
+
+    def _look_again(self) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]]]:
+        """Judge every step so far once more, from the start, with the family's
+        second readings (what a target that sees only content cannot tell apart),
+        against what the target showed each time: the readings that stand at the
+        end (``None`` if none does), and every outcome allowed at the step where
+        none stood. Nothing is run on the target again; only the model is, so
+        this costs nothing until a step fails."""
+        family = self.family
+        states: list[StateT] = [family.initial_state(self.config)]
+        flags = [False]
+        for operation, actual in self._judged:
+            predictions = [self._with_second_readings(state, operation, family.predict(state, operation)) for state in states]
+            considered, states, flags, _, _ = self._match(predictions, flags, actual)
+            if not states:
+                return None, considered
+            if len(states) > MAX_READINGS:  # the latest lineages go first: stricter, never laxer
+                states, flags = states[:MAX_READINGS], flags[:MAX_READINGS]
+        return (states, flags), []
+
     def _readings_text(self, considered: list[Reading[Any]]) -> str:
-        shown = "; ".join(
+        # Once each: many readings (alignments of an edit) look the same from outside.
+        outcomes = dict.fromkeys(
             f"{self.observe_model(reading.state, reading.error).describe()}"
             + (f" ({reading.note})" if reading.note else "")
             for reading in considered
         )
-        return f"The rules allowed {len(considered)} outcomes here, none of which it matches: {shown}."
+        if len(outcomes) == 1:
+            return ""
+        return f"The rules allowed {len(outcomes)} outcomes here, none of which it matches: {'; '.join(outcomes)}."
 
 
 def replay(

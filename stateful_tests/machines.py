@@ -31,6 +31,7 @@ from hypothesis.stateful import initialize
 from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
+from rollcert.model.errors import DivergenceError
 from rollcert.model.errors import error_kind
 from rollcert.model.operations import DAMAGES
 from rollcert.model.operations import DISK_FAULTS
@@ -54,6 +55,7 @@ from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.reference import LOST_SERIAL
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Outcome
+from rollcert.model.reference import content_verified_rollback
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import splice_bytes
 from rollcert.model.reference import step
@@ -78,6 +80,10 @@ BEFORE_THE_CRASH_POINT = "a state since the last flush, before the crash point (
 #: The figures a run reports: batched crashes with operations waiting, and how
 #: many of them the SUT recovered to a state before the crash point.
 BATCHED_FIGURES = ("batched_crashes_with_window", "batched_recovered_before_crash_point")
+#: The note of a reading that a rollback crossed an out-of-log write its records
+#: cannot see (the bytes they check are as they should be), yielding exactly the
+#: state it names (R4; allowed, never required). Counted as ``identical_write_crossed``.
+CONTENT_IDENTICAL = "crossed an out-of-log write that left the bytes its records check as they were (allowed)"
 #: The note of a reading in which a reopen yielded the state after an
 #: operation whose outcome was unknown (its record stayed in the file).
 IN_DOUBT = "the operation whose outcome was unknown took effect"
@@ -553,6 +559,13 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         readings: tuple[Reading[ModelState], ...] = (Reading(outcome.state, kind),)
         if outcome.also_acceptable is not None:
             readings += (Reading(outcome.also_acceptable, kind, "the other outcome the rules allow"),)
+        if outcome.error is DivergenceError:
+            # R4, what a target can observe: a write that left every crossed record's
+            # bytes as it checks them, crossed by a rollback that yields exactly the
+            # state it names (allowed, never required).
+            verified = content_verified_rollback(state, operation)
+            if verified is not None:
+                readings += (Reading(verified, None, CONTENT_IDENTICAL, optional=True),)
         # Batched mode: after a crash, every state since the last flush (R5_BATCHED).
         readings += tuple(Reading(state, kind, BEFORE_THE_CRASH_POINT) for state in reversed(outcome.window))
         if outcome.in_doubt is not None:  # a refusal whose outcome was unknown (R1, R5)
@@ -667,9 +680,11 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             tallies["batched_crashes_with_window"] += 1
             if matched is not None and matched.note == BEFORE_THE_CRASH_POINT:
                 tallies["batched_recovered_before_crash_point"] += 1
+        if matched is not None and matched.note == CONTENT_IDENTICAL:
+            tallies["identical_write_crossed"] += 1
 
     def figures(self, tallies: Counter[str]) -> dict[str, float]:
-        return {name: float(tallies[name]) for name in BATCHED_FIGURES if name in tallies}
+        return {name: float(tallies[name]) for name in (*BATCHED_FIGURES, "identical_write_crossed") if name in tallies}
 
     # -- certification ---------------------------------------------------------------------
 

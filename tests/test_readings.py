@@ -1,0 +1,231 @@
+"""What a target can observe (SPEC §6a): readings the judge keeps where content
+cannot tell two model outcomes apart, each allowed and never required, each
+counted on the certificate; and buggy targets that stay violated under them.
+
+Two targets are correct only under such a reading. A *content-only* diff
+applier learns of an edit from the bytes it leaves and places it where it
+likes among the alignments that leave those bytes (deleting one ``a`` of
+``aa``); a *digest-checking* buffer verifies that each undo yields exactly the
+state its record names and so cannot see an out-of-log write that changed only
+bytes the record itself removes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import pytest
+
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.diffs import same_bytes_alignments
+from rollcert.model.errors import DivergenceError
+from rollcert.model.operations import ApplyDiff
+from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
+from rollcert.model.reference import content_verified_rollback
+from rollcert.model.reference import initial_state
+from rollcert.model.reference import step
+from rollcert.specimens import SPECIMEN_CAPABILITIES
+from rollcert.specimens import load_all
+from rollcert.specimens._base import InverseRecord
+from rollcert.specimens._base import NaiveJournaledBuffer
+from rollcert.specimens.write_set_only import WriteSetOnlyBuffer
+from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.judge import Session
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import SystemUnderTest
+from rollcert.targets.adapter import Target
+from rollcert.targets.adapters.bundled_diffs import DIFF_SPECIMEN_CAPABILITIES
+from rollcert.targets.adapters.bundled_diffs import BundledDiffAdapter
+from rollcert.targets.adapters.python_object import PythonBufferAdapter
+
+# -- S1: an edit seen only as the bytes it leaves --------------------------------------------
+
+
+class _ContentOnly(BundledDiffAdapter):
+    """Sees an edit only as the bytes it leaves, and puts it at the last offset
+    that leaves them (a line-diffing editor picks one alignment or another)."""
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        others = same_bytes_alignments(bytes(self.read()), offset, delete_length, insert)
+        super().splice(max((offset, *others)), delete_length, insert)
+
+
+class _ContentOnlyWriteSetOnly(_ContentOnly):
+    """The same, over the write-set-only staleness check (an S1 bug)."""
+
+    diff_layer = WriteSetOnlyBuffer
+
+
+def _diff_target(cls: type[BundledDiffAdapter]) -> Target:
+    return Target(f"test:{cls.__name__}", "test", DIFF_SPECIMEN_CAPABILITIES, cls)
+
+
+def _judged(family: PropertyFamily[object, object, object], target: Target, config: BufferConfig,
+            operations: list[Operation]) -> Counter[str]:
+    tallies: Counter[str] = Counter()
+    session = Session(family, target, config, tallies)
+    try:
+        for operation in operations:
+            session.execute(operation)
+    finally:
+        session.close()
+    return tallies
+
+
+#: 'aaxyz', a tool deletes one 'a' (the model: the first; the target: the second),
+#: then a diff on the snapshot that read the first 'a' and rewrites the 'z'.
+ALIGNED_TRACE: list[Operation] = [
+    TakeSnapshot(),
+    ToolWrite(0, 1, b""),
+    ApplyDiff(0, "content", (Hunk(4, 5, b"Z"),), (Region(0, 1),)),
+]
+
+
+def test_the_alignments_of_an_edit_are_the_offsets_that_leave_the_same_bytes() -> None:
+    assert same_bytes_alignments(b"a\nd\nb", 1, 2, b"") == (2,)  # '\nd' or 'd\n'
+    assert same_bytes_alignments(b"aa", 0, 0, b"a") == (1, 2)
+    assert same_bytes_alignments(b"abc", 0, 1, b"") == ()
+    assert same_bytes_alignments(b"ab", 5, 1, b"") == ()  # not an edit of this buffer: none
+
+
+def test_a_content_only_applier_is_judged_under_the_alignment_it_chose() -> None:
+    # The rule, under the model's alignment, refuses (the 'a' it read is gone); under the
+    # target's, the 'a' it read is still there and the diff applies: allowed, counted.
+    tallies = _judged(DIFFS, _diff_target(_ContentOnly), BufferConfig(b"aaxyz"), ALIGNED_TRACE)
+    assert tallies["optional_reading_needed"] == 1
+    assert DIFFS.figures(tallies)["alignment_accepted"] == 1.0
+
+
+def test_without_the_alignment_the_same_step_would_be_a_violation() -> None:
+    # The model's own outcome refuses the diff: only the reading makes the target right.
+    state = DIFFS.initial_state(BufferConfig(b"aaxyz"))
+    for operation in ALIGNED_TRACE:
+        prediction = DIFFS.predict(state, operation)
+        state = prediction.readings[0].state
+    assert prediction.readings[0].error == "StaleBaseError"
+
+
+@pytest.mark.slow
+def test_a_content_only_applier_correct_under_readings_passes_s1_and_counts_them() -> None:
+    # Seed 1: three applies right only under the target's own alignment of an edit.
+    result = certify(_diff_target(_ContentOnly), profile="quick", seed=1, only=("S1",)).results["S1"]
+    assert result.verdict == "passed", result.reason
+    assert result.figures.get("alignment_accepted", 0) >= 1, result.figures
+
+
+@pytest.mark.slow
+def test_a_content_only_write_set_check_is_still_violated_on_s1() -> None:
+    result = certify(_diff_target(_ContentOnlyWriteSetOnly), profile="quick", seed=0, only=("S1",)).results["S1"]
+    assert result.verdict == "violated" and result.counterexample is not None
+    assert "S1" in result.counterexample.broken
+
+
+# -- R4: an out-of-log write the records cannot see ------------------------------------------
+
+
+class _DigestChecking(NaiveJournaledBuffer):
+    """Keeps no barriers: each record carries the digest of the state it restores,
+    and an undo that does not give exactly that state is refused (DivergenceError),
+    the whole rollback with it. Strict for every write a record can see."""
+
+    check_length_only = False
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._restores: dict[int, bytes] = {}
+
+    def _make_record(self, offset: int, delete_length: int, insert: bytes) -> InverseRecord:
+        record = super()._make_record(offset, delete_length, insert)
+        self._restores[record.serial] = self._fingerprint(bytes(self._bytes))
+        return record
+
+    def _fingerprint(self, data: bytes) -> bytes:
+        return len(data).to_bytes(8, "big") if self.check_length_only else hashlib.sha256(data).digest()
+
+    def _notice_out_of_log_writes(self) -> None:
+        """Nothing: the digests decide."""
+
+    def _refuse_crossing_barriers(self, steps: int) -> None:
+        trial = bytearray(self._bytes)
+        for record in reversed(self._records[len(self._records) - steps :]):
+            trial[record.offset : record.offset + record.inserted_length] = record.removed
+            if self._fingerprint(bytes(trial)) != self._restores[record.serial]:
+                raise DivergenceError("undoing a record would not give the state it names")
+
+
+class _LengthChecking(_DigestChecking):
+    """The same, but it checks only each restored state's length (a bug: a write of
+    the same length elsewhere goes unseen)."""
+
+    check_length_only = True
+
+
+def _buffer_target(cls: type[NaiveJournaledBuffer]) -> Target:
+    def factory(config: BufferConfig) -> SystemUnderTest:
+        return PythonBufferAdapter(cls(config.initial, capacity=config.capacity, policy=config.policy))
+
+    return Target(f"test:{cls.__name__}", "test", SPECIMEN_CAPABILITIES, factory)
+
+
+#: 'ab' inserted, then written over with 'cb' behind the log: undoing the record
+#: removes exactly the bytes the write changed, giving back '' as the record says.
+IDENTICAL_TRACE: list[Operation] = [Splice(0, 0, b"ab"), OutOfLogWrite(0, 1, b"c"), Rollback(1)]
+#: The write lands outside the record's bytes: undoing it cannot give '' back.
+VISIBLE_TRACE: list[Operation] = [Splice(0, 0, b"ab"), OutOfLogWrite(2, 0, b"z"), Rollback(1)]
+
+
+def test_the_model_names_the_state_a_content_verified_rollback_reaches() -> None:
+    state = initial_state(b"")
+    for operation in IDENTICAL_TRACE[:2]:
+        state = step(state, operation).state
+    assert step(state, Rollback(1)).error is DivergenceError  # the model's own answer
+    reached = content_verified_rollback(state, Rollback(1))
+    assert reached is not None and reached.current == b"" and reached.depth == 0 and not reached.barriers
+    state = initial_state(b"")
+    for operation in VISIBLE_TRACE[:2]:
+        state = step(state, operation).state
+    assert content_verified_rollback(state, Rollback(1)) is None
+
+
+def test_a_digest_checking_buffer_crosses_a_write_it_cannot_see_and_it_is_counted() -> None:
+    tallies = _judged(ROLLBACK, _buffer_target(_DigestChecking), BufferConfig(b""), IDENTICAL_TRACE)
+    assert tallies["identical_write_crossed"] == 1
+    assert ROLLBACK.figures(tallies)["identical_write_crossed"] == 1.0
+    # ... and refuses the one it can see, as the model does.
+    assert "identical_write_crossed" not in _judged(
+        ROLLBACK, _buffer_target(_DigestChecking), BufferConfig(b""), VISIBLE_TRACE
+    )
+
+
+def test_a_buffer_without_a_check_is_still_violated_where_the_write_is_visible() -> None:
+    target = load_all()["no_divergence_check"].target
+    assert target is not None
+    _judged(ROLLBACK, target, BufferConfig(b""), IDENTICAL_TRACE)  # the reading covers this one
+    with pytest.raises(Violation) as caught:
+        _judged(ROLLBACK, target, BufferConfig(b""), VISIBLE_TRACE)
+    assert caught.value.broken == ("R4",)
+
+
+@pytest.mark.slow
+def test_a_digest_checking_buffer_passes_r4() -> None:
+    result = certify(_buffer_target(_DigestChecking), profile="quick", seed=0, only=("R4",)).results["R4"]
+    assert result.verdict == "passed", result.reason
+    assert result.figures.get("identical_write_crossed", 0) >= 1, result.figures
+
+
+@pytest.mark.slow
+def test_a_length_checking_buffer_is_still_violated_on_r4() -> None:
+    result = certify(_buffer_target(_LengthChecking), profile="quick", seed=0, only=("R4",)).results["R4"]
+    assert result.verdict == "violated" and result.counterexample is not None
+    assert "R4" in result.counterexample.broken
