@@ -724,12 +724,15 @@ def exhaustive_search(
     if isinstance(searched, WorkerEnded):
         return searched
     outcome, violation = searched
-    return outcome if violation is None else replace(outcome, violation=Violation(*violation))
+    if violation is None:
+        return outcome
+    config, steps, explanation, broken = violation
+    return replace(outcome, violation=Violation(config, steps, explanation, broken))
 
 
 def _search_in_worker(
     where: TargetSource | Target, depth: int, max_states: int, time_budget_s: float | None, say: Say
-) -> tuple[ExhaustiveResult, tuple[BufferConfig, list[StepRecord], str] | None]:
+) -> tuple[ExhaustiveResult, tuple[BufferConfig, list[StepRecord], str, tuple[str, ...]] | None]:
     """The search, and its violation taken apart: a :class:`Violation` does not
     pickle (its ``__init__`` takes more than the message it passes on)."""
     from rollcert.command.parallel import TargetSource
@@ -738,7 +741,9 @@ def _search_in_worker(
     target = where.resolve() if isinstance(where, TargetSource) else where
     outcome = explore(target, depth=depth, max_states=max_states, time_budget_s=time_budget_s)
     found = outcome.violation
-    return replace(outcome, violation=None), None if found is None else (found.config, found.steps, found.explanation)
+    return replace(outcome, violation=None), (
+        None if found is None else (found.config, found.steps, found.explanation, found.broken)
+    )
 
 
 def _set_call_timeout(seconds: float | None) -> None:

@@ -408,9 +408,11 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
     has_second_readings = True
 
     def second_readings(self, state: DiffModelState, operation: DiffOperation) -> tuple[Reading[DiffModelState], ...]:
-        """The same edit placed elsewhere with the same bytes as a result: to a
-        target that sees content (a tool that writes whole files, an editor that
-        diffs them), the same edit (SPEC §6a; allowed, never required)."""
+        """An edit placed elsewhere with the same bytes as a result: to a target
+        that sees only the content an edit leaves (a tool that writes whole files,
+        an editor that diffs them), the same edit, whoever made it (SPEC §6a:
+        a second writer's edit, and for such a target the agent's own too;
+        allowed, never required)."""
         if not isinstance(operation, (Splice, ToolWrite)):
             return ()
         return tuple(

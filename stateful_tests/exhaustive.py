@@ -48,23 +48,32 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Literal
 
+from rollcert.model.contract import Hunk
+from rollcert.model.contract import Region
+from rollcert.model.diffs import DiffModelState
 from rollcert.model.operations import AdoptCurrent
+from rollcert.model.operations import ApplyDiff
 from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import DiffOperation
 from rollcert.model.operations import Operation
 from rollcert.model.operations import OutOfLogWrite
 from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackDiff
 from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import RollbackToForeign
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.operations import TakeSnapshot
+from rollcert.model.operations import ToolWrite
 from rollcert.model.operations import operation_to_json
 from rollcert.model.reference import POLICIES
 from rollcert.model.reference import ModelState
-from rollcert.model.reference import Outcome
+from rollcert.stateful_tests.diff_machine import DIFFS
+from rollcert.stateful_tests.family import NotGenerable
+from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
-from rollcert.stateful_tests.machines import REQUIRED_CAPABILITIES
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.machines import RULE_CAPABILITY
 from rollcert.stateful_tests.machines import RULES_BY_PROPERTY
@@ -109,8 +118,8 @@ class ExhaustiveResult:
     operation tried from every kept node), ``distinct_states`` the nodes kept
     after deduplication. ``violation`` is the judge's own exception, so it
     carries ``.config`` and ``.steps`` like any counterexample of the suite;
-    ``property_id`` is the smallest-ID property whose machine could have issued
-    every operation of that trace (``R0`` if none).
+    ``property_id`` is the first property whose own clause the failing step
+    broke (``R0`` if none: SPEC §6a attribution).
     """
 
     target: str
@@ -123,6 +132,8 @@ class ExhaustiveResult:
     violation: Violation | None = None
     property_id: str | None = None
     reason: str = ""
+    #: The property family searched: "rollback" (R0-R6) or "diffs" (S1-S3).
+    family: str = "rollback"
 
     @property
     def states_per_second(self) -> float:
@@ -131,8 +142,9 @@ class ExhaustiveResult:
     def summary(self) -> str:
         """The one line a certificate shows (SPEC §6 / issue 5)."""
         verdict = self.verdict if self.verdict != "violated" else f"violated ({self.property_id})"
+        family = "" if self.family == "rollback" else f" ({self.family}: S1-S3)"
         return (
-            f"exhaustive: depth {self.depth}, {self.states} states, {verdict}"
+            f"exhaustive{family}: depth {self.depth}, {self.states} states, {verdict}"
             f" [{self.distinct_states} distinct, {self.seconds:.2f} s, {self.states_per_second:,.0f} states/s]"
         )
 
@@ -147,6 +159,7 @@ class ExhaustiveResult:
             "seconds": round(self.seconds, 3),
             "states_per_second": round(self.states_per_second, 1),
             "reason": self.reason,
+            "family": self.family,
         }
         if self.violation is not None:
             config = self.violation.config
@@ -165,6 +178,13 @@ class ExhaustiveResult:
 
 
 def _allowed(kind_rule: str, capabilities: frozenset[Capability]) -> bool:
+    """Whether the target declared what ``kind_rule`` sends: rollbacks need the
+    core, a splice the core or diffs (a diffs-only server takes it as a write),
+    everything else its own capability. Nothing undeclared is ever sent."""
+    if kind_rule in ("rollback_one", "rollback_many"):
+        return Capability.CORE in capabilities
+    if kind_rule == "splice":
+        return bool({Capability.CORE, Capability.DIFFS} & capabilities)
     needed = RULE_CAPABILITY.get(kind_rule)
     return needed is None or needed in capabilities
 
@@ -270,6 +290,51 @@ def operations_at(
     return found
 
 
+#: Snapshots per trace of the diff search (each multiplies the diffs tried).
+MAX_DIFF_SNAPSHOTS = 2
+
+
+def _diffs_on(snapshot: int, base: bytes) -> list[ApplyDiff]:
+    """The diffs tried on snapshot ``snapshot`` of ``base``: one byte rewritten
+    (content-anchored, and positional) at every offset, an insert at the start,
+    and each content diff once more with a read of the first byte: enough for a
+    stale read, a moved hunk and a positional diff on a moved base (S1)."""
+    found: list[ApplyDiff] = [ApplyDiff(snapshot, "content", (Hunk(0, 0, b"Z"),))]
+    for offset in range(len(base)):
+        hunk = (Hunk(offset, offset + 1, b"Z"),)
+        found.append(ApplyDiff(snapshot, "content", hunk))
+        found.append(ApplyDiff(snapshot, "positional", hunk))
+        if offset:
+            found.append(ApplyDiff(snapshot, "content", hunk, (Region(0, 1),)))
+    return found
+
+
+def diff_operations_at(
+    state: DiffModelState,
+    capabilities: frozenset[Capability],
+    *,
+    alphabet: bytes = DEFAULT_ALPHABET,
+    max_length: int = DEFAULT_MAX_LENGTH,
+) -> list[DiffOperation]:
+    """Every operation the diff search tries from ``state`` (S1-S3), simplest
+    first, only of kinds the target declared: the agent's edits and a tool's
+    (compact splices), a snapshot, a diff on every snapshot, and with the core
+    a rollback of one step and of every applied diff still standing."""
+    edits = _splices(state.content, alphabet, max_length, "compact")
+    found: list[DiffOperation] = []
+    if len(state.snapshots) < MAX_DIFF_SNAPSHOTS:
+        found.append(TakeSnapshot())
+    found.extend(edits)
+    found.extend(ToolWrite(e.offset, e.delete_length, e.insert) for e in edits)
+    for index, snapshot in enumerate(state.snapshots):
+        found.extend(_diffs_on(index, snapshot.content))
+    if Capability.CORE in capabilities:
+        if state.depth:
+            found.append(Rollback(1))
+        found.extend(RollbackDiff(index) for index, made in enumerate(state.applied) if made is not None)
+    return found
+
+
 def configurations(target: Target, initial_buffers: Iterable[bytes]) -> list[BufferConfig]:
     """Unbounded buffers first (the simpler counterexamples), then bounded ones."""
     buffers = list(initial_buffers)
@@ -284,7 +349,7 @@ def configurations(target: Target, initial_buffers: Iterable[bytes]) -> list[Buf
     return configs
 
 
-# -- which property a counterexample belongs to ------------------------------------------------
+# -- which operations a property's machine issues -----------------------------------------------
 
 
 def _operation_kind(operation: Operation) -> str:
@@ -307,37 +372,6 @@ def machine_kinds(property_id: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
-def attribute(target: Target, config: BufferConfig, operations: Sequence[Operation]) -> str:
-    """The property a counterexample is reported against.
-
-    Candidates are the properties the target can be assessed on whose machine
-    can issue every operation of the trace. Only the R6 machine (and R0's)
-    builds bounded buffers, and R6's builds nothing else, so a trace on a
-    bounded buffer can only be R6's, one on an unbounded buffer anything but.
-    Among the candidates, those whose operation set strictly contains another
-    candidate's are dropped (the most specific machine wins: a splice and a
-    rollback(1) are R2's trace, not R1's, although R1's machine can issue them
-    too); of the rest, the smallest ID wins. No candidate: ``R0``, whose machine
-    issues everything.
-    """
-    used = {_operation_kind(op) for op in operations}
-    candidates: dict[str, frozenset[str]] = {}
-    for property_id in sorted(RULES_BY_PROPERTY):
-        if not REQUIRED_CAPABILITIES[property_id] <= target.capabilities:
-            continue
-        if (property_id == "R6") != (config.capacity is not None):
-            continue
-        kinds = machine_kinds(property_id)
-        if used <= kinds:
-            candidates[property_id] = kinds
-    specific = [
-        property_id
-        for property_id, kinds in candidates.items()
-        if not any(other < kinds for other in candidates.values())
-    ]
-    return min(specific, default="R0")
-
-
 # -- the search -------------------------------------------------------------------------
 
 
@@ -351,13 +385,6 @@ class _Node:
     @property
     def state(self) -> ModelState:
         return self.readings[0]
-
-
-def _readings_key(
-    config: BufferConfig, readings: list[ModelState], observed: tuple[object, ...]
-) -> tuple[object, ...]:
-    """The key of a node: the keys of all its readings (usually one)."""
-    return tuple(_state_key(config, state, observed) for state in readings)
 
 
 def _state_key(config: BufferConfig, state: ModelState, observed: tuple[object, ...]) -> tuple[object, ...]:
@@ -396,8 +423,32 @@ def _state_key(config: BufferConfig, state: ModelState, observed: tuple[object, 
     )
 
 
+def _diff_state_key(config: BufferConfig, state: DiffModelState, observed: tuple[object, ...]) -> tuple[object, ...]:
+    """As :func:`_state_key`, for the diff model: every state's cells (their
+    identities are what the staleness rule traces), the revision, each
+    snapshot's cells with its state's place in the live history (``None``: rolled
+    away), the applied diffs likewise, and what the SUT showed."""
+    rank = {serial: index for index, serial in enumerate(state.serials)}
+    snapshots = tuple((s.cells, s.revision, rank.get(s.serial)) for s in state.snapshots)
+    applied = tuple(None if made is None else (rank.get(made[0]), made[1]) for made in state.applied)
+    return (config.initial, state.states, state.revision, snapshots, applied, observed)
+
+
 class _Budget(Exception):
     """The state or time budget ran out."""
+
+
+def search_family(target: Target, properties: Iterable[str] | None = None) -> str:
+    """The family a search of ``target`` explores by default: the diff family when
+    only diff properties are asked for, or when the target has diffs and no core
+    (a diffs-only server: nothing of the rollback family can be sent to it);
+    the rollback family otherwise."""
+    wanted = set(properties) if properties is not None else None
+    if wanted and all(pid in DIFFS.property_ids for pid in wanted):
+        return DIFFS.name
+    if Capability.CORE not in target.capabilities and Capability.DIFFS in target.capabilities:
+        return DIFFS.name
+    return ROLLBACK.name
 
 
 def explore(
@@ -412,28 +463,55 @@ def explore(
     max_length: int = DEFAULT_MAX_LENGTH,
     bounded: bool = True,
     scope: Scope = "compact",
+    family: str | None = None,
 ) -> ExhaustiveResult:
     """Try every trace of up to ``depth`` operations; stop at the first (shortest) violation.
 
-    ``properties`` narrows the operation alphabet to the union of those
-    properties' machine rules (``None``: every operation the target supports).
-    ``bounded=False`` leaves out the bounded starting configurations. If
-    ``max_states`` judged steps or ``time_budget_s`` seconds run out before a
-    level is finished, the verdict is ``unknown`` and ``depth`` is the last
-    level completed.
+    ``family`` is the property family searched ("rollback", R0-R6, or "diffs",
+    S1-S3; default: :func:`search_family`). ``properties`` narrows the rollback
+    family's operation alphabet to the union of those properties' machine rules
+    (``None``: every operation the target supports). Either way only operations
+    of capabilities the target declared are sent. ``bounded=False`` leaves out
+    the bounded starting configurations. If ``max_states`` judged steps or
+    ``time_budget_s`` seconds run out before a level is finished, the verdict is
+    ``unknown`` and ``depth`` is the last level completed.
     """
     started = time.perf_counter()
     capabilities = target.capabilities
-    kinds: frozenset[str] | None = None
-    if properties is not None and "R0" not in properties:
-        kinds = frozenset(kind for pid in properties for kind in machine_kinds(pid))
-    configs = configurations(target, initial_buffers)
-    if not bounded:
-        configs = [c for c in configs if c.capacity is None]
+    chosen = family or search_family(target, properties)
+    if chosen not in (ROLLBACK.name, DIFFS.name):
+        raise ValueError(f"no exhaustive search of the {chosen!r} family (rollback or diffs)")
+    judged: PropertyFamily[Any, Any, Any]
+    if chosen == DIFFS.name:
+        judged = DIFFS
+        configs = [BufferConfig(initial) for initial in initial_buffers]
+
+        def operations(state: Any) -> list[Any]:
+            return list(diff_operations_at(state, capabilities, alphabet=alphabet, max_length=max_length))
+
+        state_key: Any = _diff_state_key
+    else:
+        judged = ROLLBACK
+        kinds: frozenset[str] | None = None
+        if properties is not None and "R0" not in properties:
+            kinds = frozenset(kind for pid in properties for kind in machine_kinds(pid))
+        configs = configurations(target, initial_buffers)
+        if not bounded:
+            configs = [c for c in configs if c.capacity is None]
+
+        def operations(state: Any) -> list[Any]:
+            return list(
+                operations_at(state, capabilities, alphabet=alphabet, max_length=max_length, kinds=kinds, scope=scope)
+            )
+
+        state_key = _state_key
     states = 0
     seen: set[tuple[object, ...]] = set()
     frontier: list[_Node] = []
     completed = 0
+
+    def readings_key(config: BufferConfig, readings: Sequence[Any], observed: tuple[object, ...]) -> tuple[object, ...]:
+        return tuple(state_key(config, state, observed) for state in readings)
 
     def result(verdict: Verdict, **extra: Any) -> ExhaustiveResult:
         return ExhaustiveResult(
@@ -444,14 +522,15 @@ def explore(
             states=states,
             distinct_states=len(seen),
             seconds=time.perf_counter() - started,
+            family=chosen,
             **extra,
         )
 
     try:
         for config in configs:
-            session = Session(ROLLBACK, target, config)
+            session = Session(judged, target, config)
             try:
-                key = _readings_key(config, session.readings, (session.observe_sut(None),))
+                key = readings_key(config, session.readings, (session.observe_sut(None),))
             finally:
                 session.close()
             if key not in seen:
@@ -466,27 +545,30 @@ def explore(
         last_level = level == depth
         try:
             for node in frontier:
-                for operation in operations_at(
-                    node.state, capabilities, alphabet=alphabet, max_length=max_length, kinds=kinds, scope=scope
-                ):
+                for operation in operations(node.state):
                     if target.sets_aside(node.state, operation):
                         continue  # a known finding the target sets aside, as the machines skip it
+                    if judged is DIFFS:
+                        try:
+                            judged.predict(node.state, operation)
+                        except NotGenerable:
+                            continue  # not a step the diff machines could take (a diff that does not fit)
                     if states >= max_states or (deadline is not None and time.perf_counter() > deadline):
                         raise _Budget
                     states += 1
-                    session = _fast_forward(target, node)
+                    session = _fast_forward(judged, target, node)
                     try:
                         record = session.execute(operation)
                     except Violation:
                         # Judge the whole trace again, every step through the
                         # judge, so the counterexample carries every step.
-                        return _confirm(result, target, node, operation, level)
+                        return _confirm(judged, result, target, node, operation, level)
                     finally:
                         session.close()
                     if last_level:
                         continue
                     actual = record.actual
-                    key = _readings_key(node.config, session.readings, (actual.buffer, actual.depth, actual.revision))
+                    key = readings_key(node.config, session.readings, (actual.buffer, actual.depth, actual.revision))
                     if key in seen:
                         continue
                     seen.add(key)
@@ -500,7 +582,7 @@ def explore(
     return result("passed")
 
 
-def _fast_forward(target: Target, node: _Node) -> Session[ModelState, Operation, Outcome]:
+def _fast_forward(family: PropertyFamily[Any, Any, Any], target: Target, node: _Node) -> Session[Any, Any, Any]:
     """A session whose SUT has performed ``node.trace`` again, and whose model is ``node.state``.
 
     The prefix was judged when the node was made, so it is replayed on the SUT
@@ -508,38 +590,43 @@ def _fast_forward(target: Target, node: _Node) -> Session[ModelState, Operation,
     judged. A SUT that is not deterministic is caught by :func:`_confirm`,
     which replays a failing trace through the judge from the start.
     """
-    session: Session[ModelState, Operation, Outcome] = Session(ROLLBACK, target, node.config)
+    session: Session[Any, Any, Any] = Session(family, target, node.config)
     try:
         for operation in node.trace:
+            refusal: Exception | None = None
             try:
-                ROLLBACK.perform(session, operation)
+                family.perform(session, operation)
             except HarnessError:
                 raise
-            except Exception:  # a documented refusal, judged when the node was made
-                continue
+            except Exception as error:  # a documented refusal, judged when the node was made
+                refusal = error
+            if family.has_second_readings:
+                session.remember(operation, refusal)  # what a second look at a failing step needs
     except BaseException:
         session.close()
         raise
     session.readings = list(node.readings)
+    session.lineage_optional = [False] * len(node.readings)
     return session
 
 
 def _confirm(
-    result: Any, target: Target, node: _Node, operation: Operation, level: int
+    family: PropertyFamily[Any, Any, Any], result: Any, target: Target, node: _Node, operation: Any, level: int
 ) -> ExhaustiveResult:
     trace = [*node.trace, operation]
     try:
-        replay(ROLLBACK, target, node.config, trace)
+        replay(family, target, node.config, trace)
     except Violation as violation:
         if len(violation.steps) < len(trace):
             return result(  # type: ignore[no-any-return]
                 "error", reason="the SUT is not deterministic: a prefix that passed before failed on replay"
             )
+        # Reported under the rule whose clause the failing step broke (SPEC §6a).
         return result(  # type: ignore[no-any-return]
             "violated",
             reached=level,
             violation=violation,
-            property_id=attribute(target, node.config, trace),
+            property_id=violation.broken[0],
         )
     return result(  # type: ignore[no-any-return]
         "error", reason="the SUT is not deterministic: a failing trace passed on replay"

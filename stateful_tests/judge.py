@@ -392,6 +392,12 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self.lineage_optional = survivors_optional
         return record
 
+    def remember(self, operation: OperationT, error: BaseException | None) -> None:
+        """Note what the target shows after ``operation``, performed outside
+        :meth:`execute` (a search replaying a prefix it judged before), so that a
+        second look (:meth:`_look_again`) can judge the whole trace."""
+        self._judged.append((operation, self.observe_sut(None if error is None else visible(error_kind(error)))))
+
     def _with_second_readings(
         self, state: StateT, operation: OperationT, prediction: Prediction[StateT, OutcomeT]
     ) -> Prediction[StateT, OutcomeT]:
