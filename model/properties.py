@@ -49,6 +49,7 @@ from rollcert.model.operations import DiffOperation
 from rollcert.model.operations import Flush
 from rollcert.model.operations import Operation
 from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Reopen
 from rollcert.model.operations import Restart
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackDiff
@@ -509,9 +510,16 @@ def _r4_broken(step: RollbackStep) -> bool:
 
 
 def _r5_broken(step: RollbackStep) -> bool:
-    """R5's clause: a crash, a restart or a damaged journal recovered something
-    other than the state before or after (or refused, or failed to refuse)."""
-    return isinstance(step.operation, (CrashDuring, Restart, CorruptRecord, Flush, Compact))
+    """R5's clause: a crash, a restart, a reopen or a damaged journal recovered
+    something other than the state before or after (or refused, or failed to
+    refuse); a journal poisoned by a failed write or sync that did not refuse;
+    a splice whose record's write or sync failed that went through anyway."""
+    operation, before = step.operation, step.before
+    if isinstance(operation, (CrashDuring, Restart, CorruptRecord, Flush, Compact, Reopen)):
+        return True
+    if before.poisoned and step.refused_by_rules("JournalError"):
+        return True
+    return isinstance(operation, Splice) and before.disk_fault is not None
 
 
 def _r6_broken(step: RollbackStep) -> bool:
@@ -765,7 +773,7 @@ R5 = Property(
         ),
     ),
     broken=_r5_broken,
-    broken_when='a crash or a damaged journal recovered a state outside before/after',
+    broken_when='a crash, a reopen or a damaged journal recovered a state outside before/after, or a poisoned journal did not refuse',
 )
 
 #: R5 in batched durability mode, a variant with its own, weaker promise,
@@ -806,7 +814,7 @@ R5_BATCHED = Property(
         ),
     ),
     broken=_r5_broken,
-    broken_when='a crash or a damaged journal recovered a state outside before/after',
+    broken_when='a crash, a reopen or a damaged journal recovered a state outside before/after, or a poisoned journal did not refuse',
 )
 
 R6 = Property(
