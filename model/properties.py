@@ -328,12 +328,12 @@ ATTRIBUTION_CANDIDATES = 512
 
 def _undo_at(buffer: bytes, below: bytes, edit: Splice, at: int) -> bytes | None:
     """``buffer`` with the inverse of ``edit`` (made from ``below``) applied at
-    ``at``: the inserted span replaced by the bytes the edit removed. ``None``
-    if the span does not fit."""
-    end = at + len(edit.insert)
-    if at < 0 or end > len(buffer):
+    ``at``: the inserted span (as far as the buffer reaches, as a slice
+    assignment cuts it) replaced by the bytes the edit removed. ``None`` if
+    ``at`` is outside the buffer."""
+    if not 0 <= at <= len(buffer):
         return None
-    return buffer[:at] + below[edit.offset : edit.offset + edit.delete_length] + buffer[end:]
+    return buffer[:at] + below[edit.offset : edit.offset + edit.delete_length] + buffer[at + len(edit.insert) :]
 
 
 def _rollback_depths(step: RollbackStep) -> int:
@@ -440,7 +440,8 @@ def _evicted_checkpoint(step: RollbackStep) -> bool:
 
 def _r1_broken(step: RollbackStep) -> bool:
     """R1's clause: a splice whose inverse could not be committed (the journal
-    fault) went through anyway, or changed the buffer or the log."""
+    fault) went through anyway, or changed the buffer or the log. (A durable
+    journal's failed disk write or sync is R5's: see :func:`_r5_broken`.)"""
     before, seen = step.before, step.seen
     if not isinstance(step.operation, Splice) or not before.fault_armed:
         return False
