@@ -40,6 +40,10 @@ from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import shown_window
 from rollcert.stateful_tests.traces import trace_json
 from rollcert.stateful_tests.verdicts import ConcurrentHistory
+from rollcert.stateful_tests.world import WORLD_EXTREMES
+from rollcert.stateful_tests.world import merge_worlds
+from rollcert.stateful_tests.world import within_phrase
+from rollcert.stateful_tests.world import world_phrase
 from rollcert.targets.version import SUITE_VERSION
 
 SCHEMA = "rollcert-certificate/2"
@@ -263,6 +267,8 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
     }
     if result.figures:
         record["figures"] = result.figures
+    if result.world:
+        record["world"] = result.world
     if result.missing_situations:
         record["missing_situations"] = result.missing_situations
     if result.reason:
@@ -295,6 +301,7 @@ def to_json(certificate: CertificateData) -> dict[str, Any]:
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "exit_status": certificate.exit_status,
         "properties": {pid: _result_json(r) for pid, r in certificate.results.items()},
+        **({"world": world} if (world := world_summary(certificate)) else {}),
         **({"exhaustive": _exhaustive_json(certificate.exhaustive)} if certificate.exhaustive is not None else {}),
         **({"corpus": _corpus_json(certificate.corpus)} if certificate.corpus is not None else {}),
     }
@@ -339,10 +346,51 @@ def _exhaustive_json(result: Any) -> dict[str, Any]:
     return record
 
 
+def world_summary(certificate: CertificateData) -> dict[str, Any]:
+    """The world the whole run reached, over every property that explored data:
+    the largest buffer, insert, delete and depth any of them reached, and per
+    dimension the total count. Empty if no property explored data (all R7, say)."""
+    return merge_worlds(r.world for r in certificate.results.values())
+
+
+def world_text_lines(certificate: CertificateData, indent: str = "  ") -> list[str]:
+    """The world section of the text and Markdown certificates: what the run
+    explored, per property its extremes and per dimension its count."""
+    summary = world_summary(certificate)
+    if not summary:
+        return []
+    lines = [f"World reached: {world_phrase(summary)}"]
+    if summary.get("narrowed"):
+        lines.append(f"{indent}a narrowed world: passed {within_phrase(summary)}")
+    for pid, result in certificate.results.items():
+        world = result.world
+        if not world:
+            continue
+        counts = ", ".join(f"{name} {count}" for name, count in dict(world.get("dimensions") or {}).items())
+        lines.append(
+            f"{indent}{pid}: buffer {world.get('largest_buffer', 0)}, insert {world.get('largest_insert', 0)}, "
+            f"delete {world.get('largest_delete', 0)}, depth {world.get('deepest', 0)}, "
+            f"{world.get('distinct_bytes_sent', 0)} distinct bytes sent; {counts}"
+        )
+    missing = dict(summary.get("not_exercised") or {})
+    if missing:
+        lines.append(f"{indent}not exercised: " + "; ".join(f"{name} ({why})" for name, why in missing.items()))
+    return lines
+
+
+def _within(result: PropertyResult) -> str:
+    """"passed within …; " for a pass in a narrowed world (SPEC §6a), else nothing."""
+    if result.verdict == "passed" and result.world.get("narrowed"):
+        return f"passed {within_phrase(result.world)}; "
+    return ""
+
+
 def _detail(result: PropertyResult) -> str:
     if result.verdict in ("passed", "unknown"):
         reached = ", ".join(f"{name} {count}" for name, count in result.coverage.items())
-        text = f"{result.examples} examples, {result.steps} steps; reached: {reached}"
+        text = f"{_within(result)}{result.examples} examples, {result.steps} steps; reached: {reached}"
+        if result.world:
+            text += f"; world: {world_phrase(result.world)}"
         if "precision" in result.figures:
             text += (
                 f"; precision {result.figures['precision']:.0%} "
@@ -406,6 +454,9 @@ def render_text(certificate: CertificateData) -> str:
     for pid, result in certificate.results.items():
         title = f"{result.title}: " if result.title else ""
         lines.append(f"{pid:<10}{result.verdict:<14}{title}{_detail(result)}")
+    world = world_text_lines(certificate)
+    if world:
+        lines += ["", *world]
     if certificate.exhaustive is not None:
         lines += ["", terminal(certificate.exhaustive.summary())]
         if certificate.exhaustive.violation is not None:
@@ -442,10 +493,37 @@ def render_markdown(certificate: CertificateData) -> str:
     for pid, result in certificate.results.items():
         name = markdown_text(f"{pid} {result.title}".strip())
         lines.append(f"| {name} | **{markdown_text(result.verdict)}** | {markdown_text(_detail(result))} |")
+    lines += _world_markdown(certificate)
     for properties, counterexample in _shared_counterexamples(certificate):
         lines += ["", f"## {markdown_text(_names(properties))} counterexample", "",
                   markdown_fence(format_counterexample(counterexample, properties))]
     return "\n".join(lines) + "\n"
+
+
+def _world_markdown(certificate: CertificateData) -> list[str]:
+    """The world section of the Markdown certificate: one table, a dimension per row."""
+    summary = world_summary(certificate)
+    if not summary:
+        return []
+    explored = [(pid, r.world) for pid, r in certificate.results.items() if r.world]
+    lines = ["", "## World reached", "", f"{world_phrase(summary)}.".replace("|", "/")]
+    if summary.get("narrowed"):
+        lines += ["", f"A narrowed world: **passed {within_phrase(summary)}**.".replace("|", "/")]
+    lines += [
+        "",
+        "| dimension | " + " | ".join(pid for pid, _ in explored) + " |",
+        "| --- |" + " --- |" * len(explored),
+    ]
+    for key in WORLD_EXTREMES:
+        lines.append(f"| {key} | " + " | ".join(str(world.get(key, 0)) for _, world in explored) + " |")
+    names = list(dict.fromkeys(name for _, world in explored for name in dict(world.get("dimensions") or {})))
+    for name in names:
+        cells = [str(dict(world.get("dimensions") or {}).get(name, "—")) for _, world in explored]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    missing = dict(summary.get("not_exercised") or {})
+    if missing:
+        lines += ["", "Not exercised: " + "; ".join(f"`{name}` ({why})" for name, why in missing.items()).replace("|", "/")]
+    return lines
 
 
 def render_junit(certificate: CertificateData) -> str:
@@ -465,6 +543,13 @@ def render_junit(certificate: CertificateData) -> str:
         ("rollcert.suite_version", SUITE_VERSION),
     ):
         ElementTree.SubElement(recorded, "property", name=name, value=xml_text(value))
+    summary = world_summary(certificate)
+    if summary:
+        ElementTree.SubElement(recorded, "property", name="world", value=xml_text(world_phrase(summary)))
+        if summary.get("narrowed"):
+            ElementTree.SubElement(recorded, "property", name="world.within", value=xml_text(within_phrase(summary)))
+        for name, count in dict(summary.get("dimensions") or {}).items():
+            ElementTree.SubElement(recorded, "property", name=xml_text(f"world.{name}"), value=str(count))
     for pid, result in certificate.results.items():
         case = ElementTree.SubElement(
             suite, "testcase", classname=xml_text(f"rollcert.{certificate.target.name}"),
@@ -480,4 +565,8 @@ def render_junit(certificate: CertificateData) -> str:
             ElementTree.SubElement(case, "error", type="error", message=xml_text(result.reason))
         elif result.verdict == "not_assessed":
             ElementTree.SubElement(case, "skipped", message=xml_text(result.reason))
+        if result.world:  # after the outcome: JUnit readers expect system-out last
+            counts = ", ".join(f"{name} {count}" for name, count in dict(result.world.get("dimensions") or {}).items())
+            output = ElementTree.SubElement(case, "system-out")
+            output.text = xml_text(f"{_within(result)}world: {world_phrase(result.world)}; {counts}")
     return ElementTree.tostring(suite, encoding="unicode")

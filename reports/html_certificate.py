@@ -42,6 +42,8 @@ from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.family import shown_repr
 from rollcert.stateful_tests.family import shown_window
 from rollcert.stateful_tests.verdicts import ConcurrentHistory
+from rollcert.stateful_tests.world import within_phrase
+from rollcert.stateful_tests.world import world_phrase
 from rollcert.targets.version import SUITE_VERSION
 
 
@@ -52,6 +54,10 @@ class VerdictRow:
     verdict: str
     coverage: tuple[tuple[str, int], ...]
     detail: str
+    #: The world the run reached (rollcert.stateful_tests.world.world_report), or nothing.
+    world: tuple[tuple[str, str], ...] = ()
+    #: Per coverage dimension its count.
+    dimensions: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,27 +73,63 @@ class HtmlCertificate:
     walkthroughs: tuple[Walkthrough, ...]
 
 
-def _detail(verdict: str, reason: str, figures: dict[str, float], steps: int | None, calls: int | None = None) -> str:
+def _detail(
+    verdict: str, reason: str, figures: dict[str, float], steps: int | None, calls: int | None = None,
+    world: object = None,
+) -> str:
     if verdict == "violated" and calls is not None:
         return f"a history of {calls} calls no order explains (drawn below)"
     if verdict == "violated" and steps is not None:
         return f"counterexample of {steps_phrase(steps)} (drawn below)"
     text = reason if verdict != "passed" else ""
+    if verdict == "passed" and isinstance(world, dict) and world.get("narrowed"):
+        try:
+            text = f"passed {within_phrase(world)}"
+        except (TypeError, ValueError, AttributeError, UnicodeError):
+            text = "passed within a narrowed world"
     if "precision" in figures:
         text = (text + "; " if text else "") + f"precision {figures['precision']:.0%}"
     return text
+
+
+def _world_fields(world: object) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, int], ...]]:
+    """A world record (from a run or a JSON certificate, so untrusted) as the
+    page's lines: its phrase, "passed within …" if narrowed, what was not
+    exercised; and its dimensions' counts. Anything malformed is left out."""
+    if not isinstance(world, dict) or not world:
+        return (), ()
+    lines: list[tuple[str, str]] = []
+    try:
+        lines.append(("world", world_phrase(world)))
+        if world.get("narrowed"):
+            lines.append(("within", within_phrase(world)))
+        missing = world.get("not_exercised")
+        if isinstance(missing, dict) and missing:
+            lines.append(("not exercised", "; ".join(f"{k} ({v})" for k, v in missing.items())))
+    except (TypeError, ValueError, AttributeError, UnicodeError):
+        return (), ()
+    dimensions = world.get("dimensions")
+    counts: list[tuple[str, int]] = []
+    if isinstance(dimensions, dict):
+        for name, count in dimensions.items():
+            if isinstance(count, int) and not isinstance(count, bool):
+                counts.append((str(name), count))
+    return tuple(lines), tuple(counts)
 
 
 def _row(result: PropertyResult) -> VerdictRow:
     counterexample = result.counterexample
     steps = len(counterexample.steps) if counterexample is not None else None
     calls = len(counterexample.history.calls) if counterexample is not None and counterexample.history else None
+    world, dimensions = _world_fields(result.world)
     return VerdictRow(
         result.property_id,
         result.title or property_title(result.property_id),
         result.verdict,
         tuple(result.coverage.items()),
-        _detail(result.verdict, result.reason, result.figures, steps, calls),
+        _detail(result.verdict, result.reason, result.figures, steps, calls, result.world),
+        world,
+        dimensions,
     )
 
 
@@ -414,7 +456,24 @@ def _verdicts(doc: HtmlCertificate) -> str:
     return (
         '<table class="verdicts"><thead><tr><th>property</th><th>title</th><th>verdict</th>'
         f'<th>coverage reached</th><th>details</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        + _world(doc)
     )
+
+
+def _world(doc: HtmlCertificate) -> str:
+    """The world each run reached: its phrase (and "passed within …" if narrowed),
+    then per coverage dimension its count, zeros marked."""
+    explored = [row for row in doc.rows if row.world or row.dimensions]
+    if not explored:
+        return ""
+    parts = ["<h2>World reached</h2>"]
+    for row in explored:
+        lines = "".join(f"<li><b>{_e(label)}</b>: {_e(text)}</li>" for label, text in row.world)
+        chips = " ".join(
+            f'<span class="chip{" zero" if count == 0 else ""}">{_e(name)} {count}</span>' for name, count in row.dimensions
+        )
+        parts.append(f'<div class="world"><h3>{_e(row.property_id)}</h3><ul>{lines}</ul><p>{chips}</p></div>')
+    return "".join(parts)
 
 
 _CSS = """

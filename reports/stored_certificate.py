@@ -283,7 +283,31 @@ def _result(property_id: str, record: dict[str, Any]) -> PropertyResult:
         reason=clean_lines(record.get("reason", "")),
         figures={clean(name): float(value) for name, value in dict(record.get("figures") or {}).items()},
         found_by=clean(record.get("found_while_exploring", "")),
+        world=_world(record.get("world")),
     )
+
+
+def _world(stored: object) -> dict[str, Any]:
+    """A world record as the schema checked it, every text cleaned for the terminal and the page."""
+    if not isinstance(stored, dict):
+        return {}
+    world: dict[str, Any] = {}
+    for key, value in stored.items():
+        if key in ("dimensions",):
+            world[key] = {clean(name): int(count) for name, count in dict(value).items()}
+        elif key == "not_exercised":
+            world[key] = {clean(name): clean(why) for name, why in dict(value).items()}
+        elif key == "declared":
+            world[key] = {
+                clean(name): (item if isinstance(item, (bool, int)) else clean(item)) for name, item in dict(value).items()
+            }
+        elif key in ("narrowed",):
+            world[key] = bool(value)
+        elif isinstance(value, bool) or not isinstance(value, (int, str)):
+            continue  # a key a later release adds: never read
+        else:
+            world[clean(key)] = value if isinstance(value, int) else clean(value)
+    return world
 
 
 def certificate_from_json(record: object, where: str = "the certificate", size: int = 0) -> StoredCertificate:

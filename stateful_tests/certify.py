@@ -59,6 +59,8 @@ from rollcert.stateful_tests.verdicts import VERDICTS
 from rollcert.stateful_tests.verdicts import CertificateData
 from rollcert.stateful_tests.verdicts import Counterexample
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.stateful_tests.world import world_of
+from rollcert.stateful_tests.world import world_report
 from rollcert.targets.adapter import HarnessError
 from rollcert.targets.adapter import NotAssessable
 from rollcert.targets.adapter import Target
@@ -205,13 +207,21 @@ def _certify_property(
         why = f"the harness could not drive this target: {describe_exception(error)}"
         return PropertyResult(property_id, "error", prop.title, reason=why)
     situations = family.situations(property_id, target)
+    # The world's dimensions are required like situations (see rollcert.stateful_tests.world);
+    # only the rollback family's buffers are asked to pass a declared chunk size.
+    world = world_of(target)
+    chunk_matters = family.name == "rollback"
+    tracker.world.chunk = world.chunk if chunk_matters else None
+    dimensions = world.required(chunk_matters=chunk_matters)
     result = run_to_verdict(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
         minimise=lambda violation, pid: minimise(family, target, violation, pid), family=family.name, progress=progress,
         only_round=only_round,
+        dimensions=dimensions,
     )
     result.figures = family.figures(tracker.tallies)
+    result.world = world_report(world, tracker.world, dimensions, chunk_matters)
     if record is not None:
         record.ran = True
         record.tallies = dict(tracker.tallies)
@@ -245,6 +255,7 @@ def run_to_verdict(
     family: str,
     progress: ProgressSink | None = None,
     only_round: int | None = None,
+    dimensions: Sequence[_Situation] = (),
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -260,6 +271,8 @@ def run_to_verdict(
     its number, with a fresh machine and no example database), so
     :func:`rollcert.stateful_tests.shards.merge_rounds` adds the rounds up, in
     order, and stops where this loop would have stopped.
+
+    ``dimensions`` (the world's, counted in ``tracker.world``) are required like the situations.
     """
     started = time.perf_counter()
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
@@ -274,7 +287,7 @@ def run_to_verdict(
                     continue  # every example of the round ran into another rule's finding
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
-                if all(tracker.reached[s.name] for s in situations):
+                if all(tracker.reached[s.name] for s in situations) and not _unreached(tracker, dimensions):
                     break
     except BaseException as raised:  # every failure becomes a verdict
         error = _first_violation(raised)
@@ -313,6 +326,7 @@ def run_to_verdict(
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
     if result.verdict == "passed":
         result.missing_situations = [s.description for s in situations if not tracker.reached[s.name]]
+        result.missing_situations += [f"{d.description} ({d.name})" for d in _unreached(tracker, dimensions)]
         if result.missing_situations:
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)
@@ -336,6 +350,14 @@ def _counterexample(machine: str, target: Target, violation: Violation, family: 
         broken=violation.broken,
         harm=violation.harm,
     )
+
+
+def _unreached(tracker: _Tracker, dimensions: Sequence[_Situation]) -> list[_Situation]:
+    """The world's dimensions the run has not reached yet."""
+    world = getattr(tracker, "world", None)
+    if world is None:
+        return list(dimensions)
+    return [d for d in dimensions if not world.reached[d.name]]
 
 
 def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_seed: int) -> int:

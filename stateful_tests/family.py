@@ -37,6 +37,7 @@ from typing import TypeVar
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.model.properties import Property
+from rollcert.stateful_tests.world import WorldTally
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import SystemUnderTest
@@ -308,6 +309,8 @@ class Tracker:
         #: first, not the shortest, so that a run split into rounds on several
         #: shards keeps the same one: see ``shards.merge_rounds``).
         self.found_elsewhere: dict[str, Any] = {}
+        #: The world the run reached (bytes, sizes, depth: rollcert.stateful_tests.world).
+        self.world = WorldTally()
 
     def owns(self, broken: tuple[str, ...]) -> bool:
         """Whether a violation that broke ``broken`` is this machine's own
@@ -384,6 +387,18 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
     @abstractmethod
     def perform(self, live: LiveSession, operation: OperationT) -> None:
         """Do ``operation`` to ``live.sut``; whatever it raises is its answer."""
+
+    def sent_edits(self, before: StateT, operation: OperationT) -> Iterator[tuple[bytes, int, int, bytes]]:
+        """The edits ``operation`` sent to the target from ``before``, each as
+        ``(buffer it had shown, offset, delete_length, insert)``: what the world's
+        dimensions are counted on. By default any operation with an offset, a
+        delete length and an insert (a splice, an out-of-log write, a tool's
+        write), also when a crash interrupts it."""
+        inner = getattr(operation, "operation", None)
+        edit = inner if inner is not None else operation
+        insert = getattr(edit, "insert", None)
+        if isinstance(insert, bytes):
+            yield self.content(before), int(getattr(edit, "offset", 0)), int(getattr(edit, "delete_length", 0)), insert
 
     def narrow(
         self, live: LiveSession, operation: OperationT, before: StateT, prediction: Prediction[StateT, OutcomeT]

@@ -49,6 +49,8 @@ class FamilyMachine(RuleBasedStateMachine):
         note(f"config: {config}")
         self.session = Session(self.family, self.target, config, self.tracker.tallies)
         self.tracker.examples += 1
+        self.tracker.world.initial(config.initial)
+        self.tracker.world.observed(len(config.initial), 0)
 
     def run(self, operation: Any) -> None:
         """Judge one step and count the situations it reached."""
@@ -72,6 +74,13 @@ class FamilyMachine(RuleBasedStateMachine):
         for situation in self.tracker.property.situations:
             if situation.reached(before, operation, prediction.outcome):
                 self.tracker.reached[situation.name] += 1
+        # The world's dimensions, on what was sent and what was seen (rollcert.stateful_tests.world).
+        world = self.tracker.world
+        for edit in self.family.sent_edits(before, operation):
+            world.edit(*edit)
+        actual = self.live.steps[-1].actual
+        depth = actual.depth if actual.depth is not None else self.family.depth(self.live.model)
+        world.observed(len(actual.buffer), depth)
 
     def teardown(self) -> None:
         if self.session is not None:

@@ -62,6 +62,8 @@ from rollcert.stateful_tests.verdicts import HistoryCall
 from rollcert.stateful_tests.verdicts import OrderedCall
 from rollcert.stateful_tests.verdicts import PropertyResult
 from rollcert.stateful_tests.verdicts import StuckCall
+from rollcert.stateful_tests.world import merge_worlds
+from rollcert.stateful_tests.world import unreached
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
@@ -171,7 +173,8 @@ def needed(unit: Unit, earlier: Sequence[UnitResult]) -> bool:
     reached: Counter[str] = Counter()
     for done in mine:
         reached.update(done.result.coverage)
-    return not mine or not all(reached[name] for name, _ in mine[0].record.situations)
+    world = merge_worlds(d.result.world for d in mine)
+    return not mine or not all(reached[name] for name, _ in mine[0].record.situations) or bool(unreached(world))
 
 
 def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
@@ -188,6 +191,7 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
     reached: Counter[str] = Counter()
     tallies: Counter[str] = Counter()
     names = [name for name, _ in first.record.situations]
+    worlds: list[dict[str, Any]] = []
     ending: PropertyResult | None = None
     found_elsewhere: dict[str, Counterexample] = {}
     for unit in done:
@@ -199,10 +203,11 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
         examples, steps, seconds = examples + result.examples, steps + result.steps, seconds + result.seconds
         reached.update(result.coverage)
         tallies.update(unit.record.tallies)
+        worlds.append(result.world)
         if result.verdict in ("violated", "error"):
             ending = result
             break
-        if all(reached[name] for name in names):
+        if all(reached[name] for name in names) and not unreached(merge_worlds(worlds)):
             break
     family = family_of(first.unit.property_id)
     assert isinstance(family, PropertyFamily)
@@ -213,8 +218,10 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
     merged.seconds = round(seconds, 3)
     merged.examples, merged.steps = examples, steps
     merged.coverage = {name: reached[name] for name in names}
+    merged.world = merge_worlds(worlds)
     if merged.verdict == "passed":
         merged.missing_situations = [text for name, text in first.record.situations if not reached[name]]
+        merged.missing_situations += unreached(merged.world)
         if merged.missing_situations:
             merged.verdict = "unknown"
             merged.reason = "the run never reached: " + "; ".join(merged.missing_situations)

@@ -155,6 +155,10 @@ class PropertyResult:
     #: The machine whose exploration found this verdict's counterexample, when
     #: it is not this property's own ("found while exploring Rk").
     found_by: str = ""
+    #: The world the run reached (``rollcert.stateful_tests.world.world_report``):
+    #: the bytes drawn from, the largest buffer, insert, delete and depth, and per
+    #: coverage dimension its count; empty for a run that explores no data (R7).
+    world: dict[str, Any] = field(default_factory=dict)
 
     def progress_summary(self) -> str:
         """A few words after the verdict on the live display (one line)."""

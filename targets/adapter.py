@@ -490,8 +490,18 @@ class Target:
     history_bound: HistoryBound | None = None
     #: The largest buffer and insert the target takes; see :class:`SizeLimits`.
     limits: SizeLimits | None = None
+    #: A text façade (SPEC §2): its buffer is UTF-8 text and a splice that would
+    #: split a code point is bad input, so the machines send it valid UTF-8 edits
+    #: at code-point boundaries only (and do not ask it to split a character).
+    text: bool = False
+    #: The implementation's own chunk or page size in bytes, where it has one: every
+    #: run then also reaches buffers longer than it, so code that crosses from one
+    #: chunk to the next is certified, not only unit-tested.
+    chunk_bytes: int | None = None
 
     def __post_init__(self) -> None:
+        if self.chunk_bytes is not None and (type(self.chunk_bytes) is not int or self.chunk_bytes < 1):
+            raise ValueError(f"target {self.name!r}: chunk_bytes must be a whole number of bytes, at least 1, or None")
         if self.history_bound is not None and Capability.BOUNDED not in self.capabilities:
             raise ValueError(f"target {self.name!r} declares a history bound without Capability.BOUNDED")
 

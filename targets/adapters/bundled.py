@@ -4,6 +4,7 @@ adapter each run needs (in-memory journal with diffs, or the durable journal).
 
 from __future__ import annotations
 
+from rollcert.impl.chunked_text import CHUNK_SIZE
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import SystemUnderTest
@@ -32,4 +33,5 @@ TARGET = Target(
     capabilities=frozenset(Capability),
     factory=bundled_factory,
     description="impl.JournaledBuffer with the in-memory journal (R5: the file journal on a simulated disk)",
+    chunk_bytes=CHUNK_SIZE,
 )
