@@ -68,6 +68,9 @@ from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.harness import FamilyMachine
+from rollcert.stateful_tests.world import SMALL_ALPHABET
+from rollcert.stateful_tests.world import World
+from rollcert.stateful_tests.world import world_of
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import HarnessError
@@ -188,6 +191,10 @@ def diff_alphabets(target: Target) -> DiffAlphabets:
     if target.alphabet is None:
         return DiffAlphabets()
     allowed = target.alphabet
+    if len(set(allowed)) > SMALL_ALPHABET and all(
+        b in allowed for b in strategies.DIFF_ALPHABET + strategies.TOOL_ALPHABET + strategies.HUNK_ALPHABET
+    ):
+        return DiffAlphabets()  # a large alphabet (ASCII) bounds the wide draws only (see world.world_of)
     roles = strategies.DIFF_ALPHABET + strategies.TOOL_ALPHABET + strategies.HUNK_ALPHABET
     shared = bytes(sorted({b for b in allowed if b not in roles}))
     writers = (strategies.DIFF_ALPHABET, strategies.TOOL_ALPHABET, strategies.HUNK_ALPHABET)
@@ -213,23 +220,35 @@ class DiffMachine(FamilyMachine):
     """Base of the generated diff machines; :meth:`DiffFamily.build_machine` attaches the rules."""
 
     alphabets: ClassVar[DiffAlphabets] = DiffAlphabets()
+    #: The target's declared world: what the wide draws take (rollcert.stateful_tests.world).
+    world: ClassVar[World] = strategies.DEFAULT_WORLD
     #: Draw length-preserving edits half the time (the S3 machine: see
     #: strategies.diff_substitutions).
     same_length_edits: ClassVar[bool] = False
 
-    @initialize(initial=strategies.diff_initial_buffers())
-    def start(self, initial: bytes) -> None:
+    @initialize(initial=strategies.diff_initial_buffers(), word=strategies.WORD)
+    def start(self, initial: bytes, word: bytes) -> None:
+        # One start in WIDE_SHARE is a wide one: any byte, lines, or past a threshold.
+        if strategies.is_wide(strategies.Word(word)):
+            initial = strategies.wide_diff_initial(word[::-1], self.world)
         self.begin(BufferConfig(initial))
 
 
 @initialize(data=st.data())
 def start_over_target_alphabet(machine: DiffMachine, data: st.DataObject) -> None:
     """The ``start`` of a machine whose target adds shared bytes (see :func:`diff_alphabets`)."""
-    machine.begin(BufferConfig(data.draw(_initial_buffers(machine.alphabets), label="initial")))
+    initial = data.draw(_initial_buffers(machine.alphabets), label="initial")
+    word = data.draw(strategies.WORD, label="wide start")
+    if strategies.is_wide(strategies.Word(word)):
+        initial = strategies.wide_diff_initial(word[::-1], machine.world)
+    machine.begin(BufferConfig(initial))
 
 
 def _edit(machine: DiffMachine, data: st.DataObject, alphabet: bytes) -> tuple[int, int, bytes]:
     content = machine.live.model.content
+    wide = strategies.wide_edit_from(content, data.draw(strategies.WORD, label="wide"), machine.world)
+    if wide is not None:
+        return wide
     edits = strategies.diff_edits(content, alphabet)
     if machine.same_length_edits and content:
         edits = st.one_of(strategies.diff_substitutions(content, alphabet), edits)
@@ -244,7 +263,16 @@ def snapshot(machine: DiffMachine) -> None:
 
 @rule(data=st.data())
 def agent_edit(machine: DiffMachine, data: st.DataObject) -> None:
+    """One edit of the agent's; now and then a long history of them, so that
+    every diff run too reaches depths past 16 and 64 (strategies.history_length)."""
     machine.run(Splice(*_edit(machine, data, machine.alphabets.agent)))
+    word = data.draw(strategies.WORD, label="history")
+    count = strategies.history_length(word)
+    if count > 1:
+        for further in strategies.history_words(word, count - 1):
+            content = machine.live.model.content
+            edit = strategies.history_edit_from(content, further, machine.world, machine.alphabets.agent)
+            machine.run(Splice(*edit))
 
 
 @rule(data=st.data())
@@ -332,6 +360,11 @@ def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
             (start, end, bytes(data.draw(st.lists(st.sampled_from(letters), min_size=int(end == start), max_size=2))))
             for start, end, _ in hunks
         ]
+    # One hunk in WIDE_SHARE writes a wide replacement (any byte, lines, past a threshold).
+    wide = strategies.wide_replacement(data.draw(strategies.WORD, label="wide hunk"), machine.world)
+    if wide is not None and hunks:
+        start, end, _ = hunks[-1]
+        hunks = [*hunks[:-1], (start, end, wide)]
     reads = data.draw(strategies.read_region_lists(base), label="reads")
     operation = ApplyDiff(
         index,
@@ -451,6 +484,16 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         else:  # pragma: no cover - every operation kind is handled above
             raise HarnessError(f"no way to perform {operation!r}")
 
+    def sent_edits(self, before: DiffModelState, operation: DiffOperation) -> Iterator[tuple[bytes, int, int, bytes]]:
+        """An apply's hunks are edits of its snapshot: each replaced bytes of B0."""
+        if isinstance(operation, ApplyDiff):
+            if 0 <= operation.snapshot < len(before.snapshots):
+                base = before.snapshots[operation.snapshot].content
+                for hunk in operation.hunks:
+                    yield base, hunk.start, hunk.end - hunk.start, hunk.replacement
+            return
+        yield from super().sent_edits(before, operation)
+
     def tally(self, tallies: Counter[str], operation: DiffOperation, prediction: Prediction[DiffModelState, DiffOutcome], matched: Reading[DiffModelState] | None) -> None:
         if isinstance(operation, ApplyDiff) and prediction.outcome.error is None:
             tallies["rule_accepts"] += 1
@@ -528,7 +571,8 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         namespace: dict[str, Any] = {name: DIFF_RULES[name] for name in names}
         alphabets = diff_alphabets(target)
         namespace.update(
-            family=self, target=target, tracker=tracker, alphabets=alphabets, same_length_edits=property_id == "S3"
+            family=self, target=target, tracker=tracker, alphabets=alphabets, same_length_edits=property_id == "S3",
+            world=world_of(target),
         )
         if alphabets.shared:
             namespace["start"] = start_over_target_alphabet
@@ -583,6 +627,8 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         yield from self._applies_as_splices(config, operations)
         yield from shrink.simpler_operations(self, config, operations)
         yield from shrink.shorter_initial(config, operations)
+        # A wide start's bytes made letters, where the bug does not need them.
+        yield from shrink.plainer_initial(config, operations)
         # Last, as in the rollback family: only a trace nothing else improves is folded.
         yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, (Splice, ToolWrite)))
 

@@ -70,6 +70,8 @@ from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Reading
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.harness import FamilyMachine
+from rollcert.stateful_tests.world import World
+from rollcert.stateful_tests.world import world_of
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import HarnessError
@@ -179,16 +181,15 @@ class RollbackMachine(FamilyMachine):
     #: Ask for a durable journal (the R5 machine).
     durable: ClassVar[bool] = False
 
-    @property
-    def alphabet(self) -> bytes:
-        """The bytes generated text is made of (the target may narrow or widen it)."""
-        return self.target.alphabet or strategies.WIDE_ALPHABET
+    #: What the generated buffers and edits are drawn from: the target's declared
+    #: world (rollcert.stateful_tests.world), set by build_machine.
+    world: ClassVar[World] = strategies.DEFAULT_WORLD
 
     @initialize(word=strategies.WORD)
     def start(self, word: bytes) -> None:
         # One choice for the whole start. Durable machines take both durability
         # modes in one run, one per example: each has its own promise (R5, R5_BATCHED).
-        start = strategies.start_from(word, self.alphabet, self.bounded, self.durable)
+        start = strategies.start_from(word, self.world, self.bounded, self.durable)
         config = BufferConfig(start.initial, durable=self.durable)
         if start.durability is not None:
             config = replace(config, durability=start.durability)
@@ -207,7 +208,13 @@ class RollbackMachine(FamilyMachine):
 
 @rule(word=strategies.WORD)
 def splice(machine: RollbackMachine, word: bytes) -> None:
-    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.alphabet)))
+    """One splice; now and then a long history of them (strategies.history_length),
+    so every property's run reaches depths past 16 and 64."""
+    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.world)))
+    count = strategies.history_length(word)
+    if count > 1:
+        for further in strategies.history_words(word, count - 1):
+            machine.run(Splice(*strategies.edit_from(machine.live.model, further, machine.world)))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
@@ -234,7 +241,7 @@ def branch(machine: RollbackMachine, data: st.DataObject) -> None:
 def _draw_edit(machine: RollbackMachine, data: st.DataObject) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) for a splice or an out-of-log write."""
     # One draw, not three: each ``data.draw`` costs more than the choices it makes.
-    return strategies.draw_edit(data, machine.live.model, machine.alphabet)
+    return strategies.draw_edit(data, machine.live.model, machine.world)
 
 
 def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
@@ -711,6 +718,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 else {"R0": "sometimes", "R6": "always"}.get(property_id, "never")
             ),
             durable=property_id == "R5",
+            world=world_of(target),
         )
         return type(f"{property_id}Machine", (RollbackMachine,), namespace)
 
@@ -755,6 +763,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         if config.durability == "batched":
             yield replace(config, durability="per_operation"), operations  # the stronger promise, if it fails too
         yield from shrink.single_deletions(self, config, operations)
+        yield from shrink.cuts_with_shift(config, operations)
         yield from _edit_with_its_rollback_shortened(config, operations)
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
         yield from _idle_crash_merged(config, operations)

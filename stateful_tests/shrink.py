@@ -202,19 +202,102 @@ def simpler_operations(family: Family, config: BufferConfig, operations: list[An
             yield config, operations[:index] + [simpler] + operations[index + 1 :]
 
 
+#: Past this many bytes, a buffer or an insert is shrunk by blocks only: the wide
+#: draws make kilobytes, and a move per byte would spend the replay budget on them.
+BYTEWISE_LIMIT = 64
+
+
+def _block_cuts(data: bytes) -> Iterator[bytes]:
+    """``data`` without one block: halves first, then quarters, … down to two bytes."""
+    size = len(data) // 2
+    while size >= 2:
+        for start in range(0, len(data) - size + 1, size):
+            yield data[:start] + data[start + size :]
+        size //= 2
+
+
 def shorter_initial(config: BufferConfig, operations: list[Any]) -> Candidates:
-    """The initial buffer without one of its bytes."""
+    """The initial buffer without a block of its bytes (halves first), then —
+    once it is short — without one of its bytes."""
     initial = config.initial
-    for i in range(len(initial)):
-        yield replace(config, initial=initial[:i] + initial[i + 1 :]), operations
+    for shorter in _block_cuts(initial):
+        yield replace(config, initial=shorter), operations
+    if len(initial) <= BYTEWISE_LIMIT:
+        for i in range(len(initial)):
+            yield replace(config, initial=initial[:i] + initial[i + 1 :]), operations
+
+
+def _plainer(data: bytes) -> Iterator[bytes]:
+    """``data`` with bytes made ``a``: every byte outside ``a-z`` at once, each
+    half at once, then (short data) one byte at a time."""
+    letters = bytes(b if 0x61 <= b <= 0x7A else 0x61 for b in data)
+    if letters != data:
+        yield letters
+    half = len(data) // 2
+    if len(data) > BYTEWISE_LIMIT:
+        for start, end in ((0, half), (half, len(data))):
+            plain = data[:start] + b"a" * (end - start) + data[end:]
+            if plain != data:
+                yield plain
+        return
+    for i, byte in enumerate(data):
+        if byte != ord("a"):
+            yield data[:i] + b"a" + data[i + 1 :]
 
 
 def plainer_initial(config: BufferConfig, operations: list[Any]) -> Candidates:
-    """The initial buffer with one byte made an ``a``: fewer letters to read."""
+    """The initial buffer with bytes made ``a``: fewer letters to read."""
+    for plain in _plainer(config.initial):
+        yield replace(config, initial=plain), operations
+
+
+def _edit_of(operation: Any) -> Any:
+    """The edit an operation makes (a crash's interrupted one), or ``None``."""
+    inner = getattr(operation, "operation", None)
+    edit = inner if inner is not None else operation
+    return edit if isinstance(getattr(edit, "insert", None), bytes) and hasattr(edit, "offset") else None
+
+
+def _with_edit(operation: Any, edit: Any) -> Any:
+    return replace(operation, operation=edit) if getattr(operation, "operation", None) is not None else edit
+
+
+def _shifted(operations: list[Any], position: int, size: int) -> list[Any]:
+    """``operations`` with every edit's offset past ``position`` moved back by ``size``
+    (to follow a cut of ``size`` bytes there; the replay decides if it still means the same)."""
+    shifted = []
+    for operation in operations:
+        edit = _edit_of(operation)
+        if edit is not None and edit.offset > position:
+            operation = _with_edit(operation, replace(edit, offset=max(position, edit.offset - size)))
+        shifted.append(operation)
+    return shifted
+
+
+def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
+    """A block cut out of the initial buffer or out of one edit's insert, every later
+    offset past the cut moved back with it. A wide draw leaves kilobytes behind, and
+    the edits after it point into them: cutting bytes alone would leave those
+    offsets out of range, and moving one offset by one byte per replay would spend
+    the whole budget on one insert."""
     initial = config.initial
-    for i, byte in enumerate(initial):
-        if byte != ord("a"):
-            yield replace(config, initial=initial[:i] + b"a" + initial[i + 1 :]), operations
+    size = len(initial) // 2
+    while size >= 2:
+        for start in range(0, len(initial) - size + 1, size):
+            yield replace(config, initial=initial[:start] + initial[start + size :]), _shifted(operations, start, size)
+        size //= 2
+    for index, operation in enumerate(operations):
+        edit = _edit_of(operation)
+        if edit is None or len(edit.insert) < 4:
+            continue
+        insert = edit.insert
+        size = len(insert) // 2
+        while size >= 2:
+            for start in range(0, len(insert) - size + 1, size):
+                shorter = _with_edit(operation, replace(edit, insert=insert[:start] + insert[start + size :]))
+                later = _shifted(operations[index + 1 :], edit.offset + start, size)
+                yield config, [*operations[:index], shorter, *later]
+            size //= 2
 
 
 def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
@@ -225,19 +308,25 @@ def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
     family's must not, since its hunks were drawn against the bytes and offsets
     those edits left behind."""
     insert = operation.insert
-    for i in range(len(insert)):
-        yield replace(operation, insert=insert[:i] + insert[i + 1 :])
+    for shorter in _block_cuts(insert):
+        yield replace(operation, insert=shorter)
+    if len(insert) <= BYTEWISE_LIMIT:
+        for i in range(len(insert)):
+            yield replace(operation, insert=insert[:i] + insert[i + 1 :])
     if leaps:
-        for i, byte in enumerate(insert):
-            if byte != ord("a"):
-                yield replace(operation, insert=insert[:i] + b"a" + insert[i + 1 :])
+        for plain in _plainer(insert):
+            yield replace(operation, insert=plain)
     if operation.delete_length:
         if leaps:
             yield replace(operation, delete_length=0)
+        if operation.delete_length > BYTEWISE_LIMIT:
+            yield replace(operation, delete_length=operation.delete_length // 2)
         yield replace(operation, delete_length=operation.delete_length - 1)
     if operation.offset:
         if leaps:
             yield replace(operation, offset=0)
+        if operation.offset > BYTEWISE_LIMIT:
+            yield replace(operation, offset=operation.offset // 2)
         yield replace(operation, offset=operation.offset - 1)
 
 

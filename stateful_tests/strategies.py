@@ -24,6 +24,9 @@ the decorated function each time it is applied.
 
 from __future__ import annotations
 
+import hashlib
+import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -35,6 +38,8 @@ from rollcert.model.reference import POLICIES
 from rollcert.model.reference import DurabilityMode
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Policy
+from rollcert.stateful_tests.world import SIZE_THRESHOLDS
+from rollcert.stateful_tests.world import World
 
 #: Two letters make repeats likely; a third keeps some edits distinguishable.
 ALPHABET = b"ab"
@@ -88,6 +93,200 @@ _RUN_PATTERNS = (b"ab", b"ba", b"aba")
 _MAX_CAPACITY = 4
 
 
+# -- wide draws ---------------------------------------------------------------------
+#
+# The aliased small-scope draws above find the anchor and ordering bugs; they
+# never send a line break, a byte past 0x7F or more than a few bytes, so bugs that
+# live past a threshold of the *data* (a record cut at 128 bytes, removed text kept
+# as ``str``, CRLF normalised on undo, a column counted in characters) pass them.
+# One decision in WIDE_SHARE is a wide one instead, over the target's declared
+# world (rollcert.stateful_tests.world.World): any byte, text with line structure
+# and multi-byte characters, or a run longer than one of the record-layout
+# thresholds (and, for a buffer, than the target's chunk). Long contents are a
+# random unit tiled, so a large buffer still repeats (an anchor search has look-
+# alikes) and costs one multiplication, not a loop per byte.
+
+#: One decision in this many is a wide one.
+WIDE_SHARE = 4
+#: The default world: any byte, no limits (SPEC §6a).
+DEFAULT_WORLD = World()
+
+
+def is_wide(word: Word) -> bool:
+    """Whether this decision is a wide one (one in :data:`WIDE_SHARE`). A word of
+    zeros — Hypothesis's simplest, and a frequent draw — stays a small-scope one."""
+    return word.pick(WIDE_SHARE) == WIDE_SHARE - 1
+
+
+def _rng(word: Word) -> random.Random:
+    """A generator seeded from the rest of a word, for contents longer than a word holds."""
+    return random.Random(word.pick(1 << 32))
+
+
+def _past_a_threshold(word: Word, world: World, *, chunk: bool) -> int:
+    """A length just past one of the thresholds (and the chunk size, with ``chunk``)."""
+    # A declared chunk is the one rung only a start reaches (an insert never makes
+    # a buffer that long), so it is drawn as often as all the others together.
+    rungs = [*SIZE_THRESHOLDS, *([world.chunk] * len(SIZE_THRESHOLDS) if chunk and world.chunk is not None else [])]
+    rung = rungs[word.pick(len(rungs))]
+    return rung + 1 + word.pick(max(1, rung // 8))
+
+
+def _filler(rng: random.Random, world: World, length: int) -> bytes:
+    """At least ``length`` bytes of the world: a unit of raw bytes (byte worlds),
+    of text pieces (letters, line breaks, CRLF, multi-byte characters) or of a few
+    letters, tiled whole (so text stays valid UTF-8)."""
+    kind = rng.randrange(1, 3) if world.text else rng.randrange(3)
+    if kind == 0:
+        unit = bytes(rng.choices(world.wide, k=rng.randint(1, 48)))
+    elif kind == 1:
+        unit = b"".join(rng.choices(world.pieces(), k=rng.randint(1, 24)))
+    else:
+        unit = bytes(rng.choices(world.letters, k=rng.randint(1, 6)))
+    unit = unit or world.letters[:1]
+    return unit * -(-length // len(unit))
+
+
+def _wide_initial(word: Word, world: World, chunk: bool) -> bytes:
+    """Few random bytes, text with lines, or a buffer past a threshold (or the chunk)."""
+    rng = _rng(word)
+    if word.pick(2):
+        return _filler(rng, world, word.pick(40) + 1)
+    length = _past_a_threshold(word, world, chunk=chunk)
+    if world.max_buffer is not None:
+        length = min(length, world.max_buffer)
+    return _filler(rng, world, length)[: world.max_buffer]
+
+
+def _wide_insert(word: Word, world: World, room: int | None) -> bytes:
+    """1-8 bytes of the world, a few text pieces, or a run past a threshold;
+    never past the insert limit, nor (``room``) past the buffer limit."""
+    kind = word.pick(3)
+    rng = _rng(word)
+    if kind == 0 and not world.text:
+        insert = bytes(rng.choices(world.wide, k=word.pick(8) + 1))
+    elif kind <= 1:
+        insert = b"".join(rng.choices(world.pieces(), k=word.pick(6) + 1))
+    else:
+        insert = _filler(rng, world, _past_a_threshold(word, world, chunk=False))
+    limits = [limit for limit in (world.max_insert, room) if limit is not None]
+    return insert[: min(limits)] if limits else insert
+
+
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
+_LEAD = re.compile(rb"[\xc2-\xf4]")
+
+
+def _wide_offset(word: Word, buffer: bytes) -> int:
+    """0, the end, anywhere, or — where the buffer has any — inside a multi-byte
+    character or right before one (each as likely)."""
+    length = len(buffer)
+    kind = word.pick(5)
+    if kind == 0:
+        return 0
+    if kind == 1:
+        return length
+    anywhere = word.pick(length + 1)
+    if kind == 2 or buffer.isascii():
+        return anywhere
+    found = (_CONTINUATION if kind == 3 else _LEAD).search(buffer, anywhere) or (
+        _CONTINUATION if kind == 3 else _LEAD
+    ).search(buffer)
+    return found.start() if found is not None else anywhere
+
+
+def _wide_edit(word: Word, buffer: bytes, world: World) -> tuple[int, int, bytes]:
+    """(offset, delete_length, insert) of a wide edit of ``buffer``."""
+    offset = _wide_offset(word, buffer)
+    room = len(buffer) - offset
+    kind = word.pick(4)
+    if kind == 0:
+        delete_length = 0
+    elif kind == 1:
+        delete_length = room
+    elif kind == 2:
+        delete_length = word.pick(room + 1)
+    else:  # past a threshold, when the buffer has that much after the offset (the largest half the time)
+        fitting = [t + 1 for t in SIZE_THRESHOLDS if t < room]
+        if not fitting:
+            delete_length = word.pick(room + 1)
+        else:
+            delete_length = fitting[-1] if word.pick(2) else fitting[word.pick(len(fitting))]
+    free = None if world.max_buffer is None else max(0, world.max_buffer - len(buffer) + delete_length)
+    insert = _wide_insert(word, world, free) if word.pick(4) else b""
+    return offset, delete_length, insert
+
+
+def _character_start(data: bytes, position: int) -> int:
+    """``position`` moved back to the start of the character it falls inside, if any."""
+    while 0 < position < len(data) and data[position] & 0xC0 == 0x80:
+        position -= 1
+    return position
+
+
+def wide_edit_from(buffer: bytes, raw: bytes, world: World) -> tuple[int, int, bytes] | None:
+    """A wide edit of ``buffer`` one time in :data:`WIDE_SHARE`, read out of a
+    drawn :data:`WORD`; ``None`` the other times (the caller draws its own small
+    edit). Never one that changes nothing (the diff machines never draw one);
+    a text target's cut to code-point boundaries."""
+    word = Word(raw)
+    if not is_wide(word):
+        return None
+    offset, delete_length, insert = _wide_edit(word, buffer, world)
+    if world.text:
+        offset, delete_length, insert = as_text_edit(buffer, offset, delete_length, insert)
+    if not delete_length and not insert:
+        insert = world.letters[:1]
+    return offset, delete_length, insert
+
+
+def history_edit_from(buffer: bytes, raw: bytes, world: World, letters: bytes) -> tuple[int, int, bytes]:
+    """One edit of a diff machine's long history, read out of a word (a long
+    history draws no more from Hypothesis than its first edit did): a wide one
+    one time in :data:`WIDE_SHARE`, else up to two bytes replaced by up to two
+    of ``letters``; never one that changes nothing."""
+    wide = wide_edit_from(buffer, raw, world)
+    if wide is not None:
+        return wide
+    word = Word(raw[::-1])
+    offset = word.pick(len(buffer) + 1)
+    delete_length = word.pick(min(2, len(buffer) - offset) + 1)
+    insert = word.letters(letters, word.pick(2) + (0 if delete_length else 1))
+    return offset, delete_length, insert
+
+
+def wide_replacement(raw: bytes, world: World) -> bytes | None:
+    """A hunk's replacement from the wide draws one time in :data:`WIDE_SHARE`
+    (any byte, text with lines, or a run past a threshold), else ``None``."""
+    word = Word(raw)
+    if not is_wide(word):
+        return None
+    insert = _wide_insert(word, world, None)
+    return as_text(insert) if world.text else insert
+
+
+def wide_diff_initial(raw: bytes, world: World) -> bytes:
+    """A diff machine's wide start: at least three bytes of the world (random
+    bytes, text with lines, or a buffer past a threshold)."""
+    initial = _wide_initial(Word(raw), world, chunk=False)
+    initial = as_text(initial) if world.text else initial
+    return initial if len(initial) >= 3 else initial + world.letters[:1] * (3 - len(initial))
+
+
+def as_text_edit(buffer: bytes, offset: int, delete_length: int, insert: bytes) -> tuple[int, int, bytes]:
+    """The edit a text target is asked instead: both ends moved back to code-point
+    boundaries, the insert cut to whole UTF-8 characters (SPEC §2: a splice that
+    splits a code point is bad input for a text façade, not a test of it)."""
+    start = _character_start(buffer, offset)
+    end = _character_start(buffer, offset + delete_length)
+    return start, max(0, end - start), insert.decode("utf-8", "ignore").encode("utf-8")
+
+
+def as_text(data: bytes) -> bytes:
+    """``data`` cut to whole UTF-8 characters."""
+    return data.decode("utf-8", "ignore").encode("utf-8")
+
+
 def _initial_buffer(word: Word, alphabet: bytes) -> bytes:
     """Short buffers over a small alphabet: empty, random over ``ab`` (up to 8
     bytes), periodic (a unit of 1-3 letters, 2-5 times: ``abab…``) or runs
@@ -107,9 +306,15 @@ def _initial_buffer(word: Word, alphabet: bytes) -> bytes:
     return b"".join(bytes([letter]) * (word.pick(12) + 1) for letter in pattern)
 
 
-def initial_buffer(raw: bytes, alphabet: bytes = WIDE_ALPHABET) -> bytes:
-    """The initial buffer a drawn :data:`WORD` names (see :func:`_initial_buffer`)."""
-    return _initial_buffer(Word(raw), alphabet)
+def _world_initial(word: Word, world: World, chunk: bool) -> bytes:
+    """The small-scope start three times in four, else a wide one (see above)."""
+    initial = _initial_buffer(word, world.letters) if not is_wide(word) else _wide_initial(word, world, chunk)
+    return as_text(initial) if world.text else initial
+
+
+def initial_buffer(raw: bytes, world: World = DEFAULT_WORLD, *, chunk: bool = True) -> bytes:
+    """The initial buffer a drawn :data:`WORD` names (see :func:`_world_initial`)."""
+    return _world_initial(Word(raw), world, chunk)
 
 
 @dataclass(frozen=True)
@@ -123,16 +328,22 @@ class Start:
     policy: Policy | None = None
 
 
-def start_from(raw: bytes, alphabet: bytes, bounded: str, durable: bool) -> Start:
+#: A long history's capacity: past the deepest depth threshold, so a bounded
+#: buffer too reaches long histories (one start in eight of a bounded run).
+_LONG_CAPACITY = 66
+
+
+def start_from(raw: bytes, world: World, bounded: str, durable: bool) -> Start:
     """An example's start, read out of one drawn :data:`WORD`: the initial buffer,
     then the durability mode if ``durable`` (each equally likely), then — if
     ``bounded`` is "always", or "sometimes" and a coin says so — a capacity of
-    1-4 and a policy."""
+    1-4 (one time in eight, 66-73: a long bounded history) and a policy."""
     word = Word(raw)
-    initial = _initial_buffer(word, alphabet)
+    initial = _world_initial(word, world, chunk=True)
     durability = DURABILITY_MODES[word.pick(len(DURABILITY_MODES))] if durable else None
     if bounded == "always" or (bounded == "sometimes" and word.pick(2)):
-        return Start(initial, durability, word.pick(_MAX_CAPACITY) + 1, POLICIES[word.pick(len(POLICIES))])
+        capacity = word.pick(_MAX_CAPACITY) + 1 if word.pick(8) else _LONG_CAPACITY + word.pick(8)
+        return Start(initial, durability, capacity, POLICIES[word.pick(len(POLICIES))])
     return Start(initial, durability)
 
 
@@ -158,9 +369,19 @@ def _offset_kinds(state: ModelState) -> tuple[Sequence[int], ...]:
     return (hot, anywhere, boundaries, boundaries) if boundaries else (hot, anywhere)
 
 
-def edit_from(state: ModelState, raw: bytes, alphabet: bytes = WIDE_ALPHABET) -> tuple[int, int, bytes]:
+def edit_from(state: ModelState, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) of a valid splice of ``state``'s buffer,
-    read out of one drawn :data:`WORD`:
+    read out of one drawn :data:`WORD`: a wide edit one time in
+    :data:`WIDE_SHARE` (:func:`_wide_edit`), else a small-scope one
+    (:func:`_small_edit`); a text target's cut to code-point boundaries."""
+    word = Word(raw)
+    buffer = state.current
+    edit = _small_edit(state, word, world.letters) if not is_wide(word) else _wide_edit(word, buffer, world)
+    return as_text_edit(buffer, *edit) if world.text else edit
+
+
+def _small_edit(state: ModelState, word: Word, alphabet: bytes) -> tuple[int, int, bytes]:
+    """A small-scope edit:
 
     - the offset: see :func:`_offset_kinds`;
     - the delete length: nothing or everything to the end half the time, else any;
@@ -169,7 +390,6 @@ def edit_from(state: ModelState, raw: bytes, alphabet: bytes = WIDE_ALPHABET) ->
       copy an anchor search cannot tell from the original; twice as likely) or
       a copy of 1-4 bytes from elsewhere in the buffer.
     """
-    word = Word(raw)
     buffer = state.current
     kinds = _offset_kinds(state)
     among = kinds[word.pick(len(kinds))]
@@ -188,9 +408,39 @@ def edit_from(state: ModelState, raw: bytes, alphabet: bytes = WIDE_ALPHABET) ->
     return offset, delete_length, insert
 
 
-def draw_edit(data: st.DataObject, state: ModelState, alphabet: bytes = WIDE_ALPHABET) -> tuple[int, int, bytes]:
+def draw_edit(data: st.DataObject, state: ModelState, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
     """:func:`edit_from` a word drawn from ``data``: one draw, one choice."""
-    return edit_from(state, data.draw(WORD, label="edit"), alphabet)
+    return edit_from(state, data.draw(WORD, label="edit"), world)
+
+
+#: How often a splice starts a long history instead: one in LONG_HISTORY_SHARE
+#: a run past the first depth threshold, one in DEEP_HISTORY_SHARE past the second.
+LONG_HISTORY_SHARE = 24
+DEEP_HISTORY_SHARE = 96
+
+
+def history_length(raw: bytes) -> int:
+    """How many edits a splice rule makes from this word: 1 mostly; 17-20 or
+    66-72 now and then, so that every run reaches histories deeper than 16 and
+    64 records (a log capped at 12 entries passes every short one). Read from
+    a hash of the word, not the digits :func:`edit_from` reads."""
+    # Mixed through a hash: Hypothesis draws words of zeros (and other simple
+    # ones) far more often than one in 2^64, and every one of them must not
+    # start a long history.
+    if not any(raw):
+        return 1
+    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"history").digest(), "big")
+    if choice % DEEP_HISTORY_SHARE == 0:
+        return 66 + choice // DEEP_HISTORY_SHARE % 7
+    if choice % LONG_HISTORY_SHARE == 0:
+        return 17 + choice // LONG_HISTORY_SHARE % 4
+    return 1
+
+
+def history_words(raw: bytes, count: int) -> list[bytes]:
+    """The words of a long history's further edits, derived from its first."""
+    rng = random.Random(raw)
+    return [rng.randbytes(8) for _ in range(count)]
 
 
 # -- rollbacks ---------------------------------------------------------------------

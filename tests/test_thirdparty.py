@@ -42,6 +42,7 @@ from rollcert.targets.adapters import THIRD_PARTY_TARGETS
 from rollcert.targets.adapters import UNCHANGING_EDIT_SKIPPED
 from rollcert.targets.adapters import focused
 from rollcert.targets.adapters import require_package
+from rollcert.targets.adapters.textual_textarea import DEFAULT_HISTORY_CAPPED
 from rollcert.targets.resolve import TargetError
 from rollcert.targets.resolve import resolve_target
 
@@ -209,6 +210,18 @@ def test_prompt_toolkit_undo_skips_an_edit_that_changed_nothing() -> None:
     assert isinstance(steps[-1].operation, Rollback) and steps[-1].expected.buffer != steps[-1].actual.buffer
 
 
+def _crosses_a_write(state: object, operation: object) -> bool:
+    barriers = getattr(state, "barriers", ())
+    depth = getattr(state, "depth", 0)
+    return isinstance(operation, Rollback) and any(depth - operation.steps < b <= depth for b in barriers)
+
+
+#: A rollback across an out-of-log write: none of these packages detects one (R4).
+_ROLLBACK_ACROSS_A_WRITE = KnownFinding(
+    "rollback_across_a_write", "a rollback across an out-of-log write is not refused", _crosses_a_write
+)
+
+
 def _plain(name: str) -> Target:
     pytest.importorskip(PACKAGE_OF[name])
     return resolve_target(name)
@@ -219,8 +232,12 @@ def _plain(name: str) -> Target:
     [("textual", EMPTY_EDIT_NOT_RECORDED), ("prompt_toolkit", UNCHANGING_EDIT_SKIPPED), ("pycrdt", EMPTY_EDIT_NOT_RECORDED)],
 )
 def test_undo_past_the_horizon_succeeds_instead_of_refusing(name: str, finding: KnownFinding) -> None:
-    """With only the edit finding set aside, the suite finds the past-horizon one by itself."""
-    certificate = certify(focused(_plain(name), finding), profile="quick", seed=0, only=("R4",))
+    """With the edit finding set aside (and the undetected out-of-log write, the other
+    R4 finding these packages have, which the wide draws may meet first), the suite
+    finds the past-horizon one by itself."""
+    capped = (DEFAULT_HISTORY_CAPPED,) if name == "textual" else ()  # the long histories go past textual's 50
+    target = focused(_plain(name), finding, _ROLLBACK_ACROSS_A_WRITE, *capped)
+    certificate = certify(target, profile="quick", seed=0, only=("R4",))
     last = _met(certificate, "R4", "R3")[-1]  # a rollback past the horizon is R3's clause, met by the R4 machine
     assert isinstance(last.operation, Rollback)
     assert (last.expected.error, last.actual.error) == ("UnreachableRollbackError", None), last

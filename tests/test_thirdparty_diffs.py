@@ -119,14 +119,35 @@ def _accepted_what_the_rule_rejects(step: StepRecord) -> bool:
     return step.expected.error == "StaleBaseError" and step.actual.error is None
 
 
+#: The documented traces of the positional diff on a moved base
+#: (docs/certifications/gnu_patch.md, diff_match_patch.md), replayed directly: the
+#: S1 search, which now also draws wide bytes and long runs, may first find another
+#: of the tools' findings.
+POSITIONAL_TRACES = {
+    "gnu-patch": '{"schema":"rollcert-trace/2","family":"diffs","initial":"YmEKCgo=","capacity":null,'
+    '"policy":"reject","operations":[{"op":"snapshot"},{"op":"splice","offset":0,"delete_length":0,"insert":"Cg=="},'
+    '{"op":"apply_diff","snapshot":0,"mode":"positional","hunks":[[3,5,""]],"reads":[]}]}',
+    "diff-match-patch": '{"schema":"rollcert-trace/2","family":"diffs","initial":"YWFhYmJi","capacity":null,'
+    '"policy":"reject","operations":[{"op":"splice","offset":0,"delete_length":0,"insert":"YQ=="},{"op":"snapshot"},'
+    '{"op":"splice","offset":0,"delete_length":1,"insert":""},'
+    '{"op":"apply_diff","snapshot":0,"mode":"positional","hunks":[[7,7,"WQ=="]],"reads":[]}]}',
+}
+
+
 @pytest.mark.parametrize("target", ["gnu-patch", "diff-match-patch"])
 def test_a_positional_diff_is_applied_on_a_moved_base(target: str) -> None:
     """A patch cannot say it is positional: the tool places it by its context."""
-    last = _counterexample(_s1(target))[-1]
+    _require(target)
+    family, config, operations = parse_trace(POSITIONAL_TRACES[target])
+    with pytest.raises(Violation) as raised:
+        replay(family, resolve_target(target), config, operations)
+    last = raised.value.steps[-1]
     assert isinstance(last.operation, ApplyDiff) and last.operation.mode == "positional"
     assert not _snapshot_base(last).startswith(show_bytes(last.before) + " ") and _accepted_what_the_rule_rejects(last), (
         f"{target}: S1 changed"
     )
+    # ... and the search still catches the tool on S1.
+    assert _s1(target).verdict == "violated"
 
 
 #: A content diff whose declared read (the first line) was rewritten, with the hunk's
@@ -171,14 +192,29 @@ def test_gnu_patch_puts_a_hunk_on_another_copy_of_its_text() -> None:
     assert last.expected.buffer != last.actual.buffer, "gnu-patch-focused: S1 changed"
 
 
+#: The documented trace of diff-match-patch's fuzzy match (docs/certifications/diff_match_patch.md).
+FUZZY_MATCH_TRACE = (
+    '{"schema":"rollcert-trace/2","family":"diffs","initial":"YWFhYmJi","capacity":null,"policy":"reject",'
+    '"operations":[{"op":"splice","offset":0,"delete_length":0,"insert":"YQ=="},{"op":"snapshot"},'
+    '{"op":"splice","offset":5,"delete_length":2,"insert":""},'
+    '{"op":"apply_diff","snapshot":0,"mode":"content","hunks":[[7,7,"WQ=="]],"reads":[]}]}'
+)
+
+
 def test_diff_match_patch_applies_a_content_diff_by_fuzzy_match() -> None:
-    last = _counterexample(_s1("diff-match-patch-focused"))[-1]
+    _require("diff-match-patch-focused")
+    family, config, operations = parse_trace(FUZZY_MATCH_TRACE)
+    with pytest.raises(Violation) as raised:
+        replay(family, resolve_target("diff-match-patch-focused"), config, operations)
+    last = raised.value.steps[-1]
     assert (
         isinstance(last.operation, ApplyDiff)
         and last.operation.mode == "content"
         and not last.operation.reads
     )
     assert _accepted_what_the_rule_rejects(last), "diff-match-patch-focused: S1 changed"
+    # ... and the search still catches the focused tool on S1 (with wide draws, perhaps elsewhere first).
+    assert _s1("diff-match-patch-focused").verdict == "violated"
 
 
 #: The documented traces of git apply --3way's finding (docs/certifications/git_apply.md),

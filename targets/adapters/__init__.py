@@ -94,6 +94,12 @@ def require_package(distribution: str, module: str) -> str:
         ) from None
 
 
+#: The bytes a text package's adapter takes (see :func:`ascii_text`): its declared
+#: alphabet (``Target.alphabet``), so the wide draws stay inside it and the
+#: certificate says ``passed within`` it, and that multi-byte text was not exercised.
+ASCII = bytes(range(128))
+
+
 def ascii_text(data: bytes, package: str, refused: bytes = b"") -> str:
     """``data`` as the ``str`` a text package takes, or a ValueError saying why not.
 

@@ -41,6 +41,7 @@ from rollcert.model.errors import StaleBaseError
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import CapabilityMissing
 from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import ASCII
 from rollcert.targets.adapters import ascii_text
 from rollcert.targets.adapters import require_package
 from rollcert.targets.adapters.diff_applier import DiffApplier
@@ -125,4 +126,5 @@ def build_target() -> Target:
         patch="patch",
         judged="patch_apply places patches by fuzzy matching",
         keeper="the library",
+        alphabet=ASCII,
     )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import ASCII
 from rollcert.targets.adapters import require_package
 from rollcert.targets.adapters.text_package import TextPackageAdapter
 
@@ -78,6 +79,7 @@ def build_target() -> Target:
     """The registered ``prompt_toolkit`` target; needs ``pip install 'rollcert[thirdparty]'``."""
     return Target(
         name="prompt_toolkit",
+        alphabet=ASCII,
         version=f"prompt_toolkit {require_package('prompt_toolkit', 'prompt_toolkit.buffer')}",
         capabilities=frozenset({Capability.CORE, Capability.OUT_OF_LOG_WRITES, Capability.ADOPT}),
         factory=BufferAdapter,

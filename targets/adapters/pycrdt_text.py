@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import ASCII
 from rollcert.targets.adapters import require_package
 from rollcert.targets.adapters.text_package import TextPackageAdapter
 
@@ -110,6 +111,7 @@ def _build(name: str, remote_origin: str | None, arrival: str) -> Target:
         capabilities=CAPABILITIES,
         factory=lambda config: CollaborativeTextAdapter(config, remote_origin),
         description=f"pycrdt Text + UndoManager (selective undo); out-of-log write = remote edit {arrival}",
+        alphabet=ASCII,
     )
 
 

@@ -28,16 +28,21 @@ in a ``deque(maxlen=max_checkpoints)``, so a full history evicts the oldest.
 The target declares that bound (``HistoryBound("evict_oldest")``): a bounded
 buffer is a ``TextArea(max_checkpoints=capacity)``, the package's own
 constructor argument, and R6 is assessed on it. An unbounded buffer keeps the
-default 50, which no profile's example reaches.
+default 50. The long histories every run now reaches go past it: there, the
+51st edit silently drops the oldest batch (a finding, ``DEFAULT_HISTORY_CAPPED``,
+which a focused target may set aside).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rollcert.model.operations import Splice
+from rollcert.model.reference import ModelState
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import HistoryBound
+from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapters import require_package
 from rollcert.targets.adapters.text_package import TextPackageAdapter
@@ -47,6 +52,26 @@ if TYPE_CHECKING:
     from textual.widgets.text_area import Location
 
 PACKAGE = "textual"
+#: ``TextArea``'s ``max_checkpoints`` when none is given.
+DEFAULT_MAX_CHECKPOINTS = 50
+
+
+def _past_the_default_history(state: object, operation: object) -> bool:
+    return (
+        isinstance(state, ModelState)
+        and state.capacity is None
+        and isinstance(operation, Splice)
+        and state.depth >= DEFAULT_MAX_CHECKPOINTS
+    )
+
+
+#: What an unbounded buffer of this target does past the widget's default history.
+DEFAULT_HISTORY_CAPPED = KnownFinding(
+    "default_history_capped",
+    f"an unbounded TextArea keeps the newest {DEFAULT_MAX_CHECKPOINTS} undo batches: "
+    "a deeper history silently drops the oldest",
+    _past_the_default_history,
+)
 
 #: Line separators other than ``\n``: the document would rewrite them.
 REWRITTEN = bytes(c for c in range(128) if c != ord("\n") and len(f"a{chr(c)}a".splitlines()) > 1)
