@@ -40,7 +40,6 @@ from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import shown_window
 from rollcert.stateful_tests.traces import trace_json
 from rollcert.stateful_tests.verdicts import ConcurrentHistory
-from rollcert.stateful_tests.world import WORLD_EXTREMES
 from rollcert.stateful_tests.world import merge_worlds
 from rollcert.stateful_tests.world import within_phrase
 from rollcert.stateful_tests.world import world_phrase
@@ -501,29 +500,13 @@ def render_markdown(certificate: CertificateData) -> str:
 
 
 def _world_markdown(certificate: CertificateData) -> list[str]:
-    """The world section of the Markdown certificate: one table, a dimension per row."""
-    summary = world_summary(certificate)
-    if not summary:
+    """The world section of the Markdown certificate: a list, one property per item
+    (the verdicts are the page's one table)."""
+    lines = world_text_lines(certificate, indent="")
+    if not lines:
         return []
-    explored = [(pid, r.world) for pid, r in certificate.results.items() if r.world]
-    lines = ["", "## World reached", "", f"{world_phrase(summary)}.".replace("|", "/")]
-    if summary.get("narrowed"):
-        lines += ["", f"A narrowed world: **passed {within_phrase(summary)}**.".replace("|", "/")]
-    lines += [
-        "",
-        "| dimension | " + " | ".join(pid for pid, _ in explored) + " |",
-        "| --- |" + " --- |" * len(explored),
-    ]
-    for key in WORLD_EXTREMES:
-        lines.append(f"| {key} | " + " | ".join(str(world.get(key, 0)) for _, world in explored) + " |")
-    names = list(dict.fromkeys(name for _, world in explored for name in dict(world.get("dimensions") or {})))
-    for name in names:
-        cells = [str(dict(world.get("dimensions") or {}).get(name, "—")) for _, world in explored]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    missing = dict(summary.get("not_exercised") or {})
-    if missing:
-        lines += ["", "Not exercised: " + "; ".join(f"`{name}` ({why})" for name, why in missing.items()).replace("|", "/")]
-    return lines
+    return ["", "## World reached", "", markdown_text(lines[0].removeprefix("World reached: ")) + ".", "",
+            *("- " + markdown_text(line) for line in lines[1:])]
 
 
 def render_junit(certificate: CertificateData) -> str:
