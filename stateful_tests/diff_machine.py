@@ -228,10 +228,20 @@ class DiffMachine(FamilyMachine):
 
     @initialize(initial=strategies.diff_initial_buffers(), word=strategies.WORD)
     def start(self, initial: bytes, word: bytes) -> None:
-        # One start in WIDE_SHARE is a wide one: any byte, lines, or past a threshold.
-        if strategies.is_wide(strategies.Word(word)):
+        # A wide example (strategies.example_is_wide) starts wide half the time: any byte, lines, past a threshold.
+        self.wide = strategies.example_is_wide(word)
+        if self.wide and strategies.is_wide(strategies.Word(word)):
             initial = strategies.wide_diff_initial(word[::-1], self.world)
         self.begin(BufferConfig(initial))
+        _long_start(self, word)
+
+
+def _long_start(machine: DiffMachine, word: bytes) -> None:
+    """Now and then a long history of the agent's edits before the first rule (strategies.start_history_length)."""
+    for further in strategies.history_words(word, strategies.start_history_length(word)):
+        content = machine.live.model.content
+        edit = strategies.history_edit_from(content, further, machine.world, machine.alphabets.agent, machine.wide)
+        machine.run(Splice(*edit))
 
 
 @initialize(data=st.data())
@@ -239,16 +249,19 @@ def start_over_target_alphabet(machine: DiffMachine, data: st.DataObject) -> Non
     """The ``start`` of a machine whose target adds shared bytes (see :func:`diff_alphabets`)."""
     initial = data.draw(_initial_buffers(machine.alphabets), label="initial")
     word = data.draw(strategies.WORD, label="wide start")
-    if strategies.is_wide(strategies.Word(word)):
+    machine.wide = strategies.example_is_wide(word)
+    if machine.wide and strategies.is_wide(strategies.Word(word)):
         initial = strategies.wide_diff_initial(word[::-1], machine.world)
     machine.begin(BufferConfig(initial))
+    _long_start(machine, word)
 
 
 def _edit(machine: DiffMachine, data: st.DataObject, alphabet: bytes) -> tuple[int, int, bytes]:
     content = machine.live.model.content
-    wide = strategies.wide_edit_from(content, data.draw(strategies.WORD, label="wide"), machine.world)
-    if wide is not None:
-        return wide
+    if machine.wide:
+        drawn = strategies.wide_edit_from(content, data.draw(strategies.WORD, label="wide"), machine.world)
+        if drawn is not None:
+            return drawn
     edits = strategies.diff_edits(content, alphabet)
     if machine.same_length_edits and content:
         edits = st.one_of(strategies.diff_substitutions(content, alphabet), edits)
@@ -271,7 +284,7 @@ def agent_edit(machine: DiffMachine, data: st.DataObject) -> None:
     if count > 1:
         for further in strategies.history_words(word, count - 1):
             content = machine.live.model.content
-            edit = strategies.history_edit_from(content, further, machine.world, machine.alphabets.agent)
+            edit = strategies.history_edit_from(content, further, machine.world, machine.alphabets.agent, machine.wide)
             machine.run(Splice(*edit))
 
 
@@ -361,7 +374,7 @@ def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
             for start, end, _ in hunks
         ]
     # One hunk in WIDE_SHARE writes a wide replacement (any byte, lines, past a threshold).
-    wide = strategies.wide_replacement(data.draw(strategies.WORD, label="wide hunk"), machine.world)
+    wide = strategies.wide_replacement(data.draw(strategies.WORD, label="wide hunk"), machine.world) if machine.wide else None
     if wide is not None and hunks:
         start, end, _ = hunks[-1]
         hunks = [*hunks[:-1], (start, end, wide)]

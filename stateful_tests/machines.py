@@ -190,12 +190,16 @@ class RollbackMachine(FamilyMachine):
         # One choice for the whole start. Durable machines take both durability
         # modes in one run, one per example: each has its own promise (R5, R5_BATCHED).
         start = strategies.start_from(word, self.world, self.bounded, self.durable)
+        self.wide = start.wide
         config = BufferConfig(start.initial, durable=self.durable)
         if start.durability is not None:
             config = replace(config, durability=start.durability)
         if start.capacity is not None and start.policy is not None:
             config = BufferConfig(start.initial, start.capacity, start.policy)
         self.begin(config)
+        # Now and then a long history first, whatever rules this property's machine has.
+        for further in strategies.history_words(word, strategies.start_history_length(word)):
+            self.run(Splice(*strategies.edit_from(self.live.model, further, self.world, self.wide)))
 
 
 # -- the rules ---------------------------------------------------------------------
@@ -210,11 +214,11 @@ class RollbackMachine(FamilyMachine):
 def splice(machine: RollbackMachine, word: bytes) -> None:
     """One splice; now and then a long history of them (strategies.history_length),
     so every property's run reaches depths past 16 and 64."""
-    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.world)))
+    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.world, machine.wide)))
     count = strategies.history_length(word)
     if count > 1:
         for further in strategies.history_words(word, count - 1):
-            machine.run(Splice(*strategies.edit_from(machine.live.model, further, machine.world)))
+            machine.run(Splice(*strategies.edit_from(machine.live.model, further, machine.world, machine.wide)))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
@@ -241,7 +245,7 @@ def branch(machine: RollbackMachine, data: st.DataObject) -> None:
 def _draw_edit(machine: RollbackMachine, data: st.DataObject) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) for a splice or an out-of-log write."""
     # One draw, not three: each ``data.draw`` costs more than the choices it makes.
-    return strategies.draw_edit(data, machine.live.model, machine.world)
+    return strategies.draw_edit(data, machine.live.model, machine.world, machine.wide)
 
 
 def _splice_from(machine: RollbackMachine, data: st.DataObject) -> None:
@@ -763,6 +767,12 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         if config.durability == "batched":
             yield replace(config, durability="per_operation"), operations  # the stronger promise, if it fails too
         yield from shrink.single_deletions(self, config, operations)
+        if len(operations) > LONG_TRACE:
+            # A long history (strategies.history_length): a rollback over fewer of its
+            # records, then its prefix folded into the start, before the moves whose
+            # count grows with the trace (pairs, simpler steps) spend the replay budget.
+            yield from _shorter_rollbacks(config, operations)
+            yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
         yield from shrink.cuts_with_shift(config, operations)
         yield from _edit_with_its_rollback_shortened(config, operations)
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
@@ -845,6 +855,18 @@ def _checkpoint_named(operation: Operation) -> int | None:
     """The checkpoint a rollback_to (or the one a crash interrupts) names."""
     inner = operation.operation if isinstance(operation, CrashDuring) else operation
     return inner.checkpoint if isinstance(inner, RollbackTo) else None
+
+
+#: A trace longer than this is shrunk long-history moves first (see RollbackFamily.candidates).
+LONG_TRACE = 12
+
+
+def _shorter_rollbacks(config: BufferConfig, operations: list[Operation]) -> Candidates:
+    """A multi-step rollback over two records, or over half as many."""
+    for index, operation in enumerate(operations):
+        if isinstance(operation, Rollback) and operation.steps > 2:
+            for steps in sorted({2, operation.steps // 2}):
+                yield config, [*operations[:index], Rollback(steps), *operations[index + 1 :]]
 
 
 def _edit_with_its_rollback_shortened(config: BufferConfig, operations: list[Operation]) -> Candidates:

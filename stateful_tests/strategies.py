@@ -106,10 +106,24 @@ _MAX_CAPACITY = 4
 # random unit tiled, so a large buffer still repeats (an anchor search has look-
 # alikes) and costs one multiplication, not a loop per byte.
 
-#: One decision in this many is a wide one.
-WIDE_SHARE = 4
+#: One example in this many is a wide one; the others draw exactly as the
+#: small-scope machine always did (the anchor and ordering bugs need runs of
+#: small aliased edits, and a wide draw in between breaks the run).
+WIDE_EXAMPLES = 4
+#: In a wide example, one decision in this many is a wide one.
+WIDE_SHARE = 2
 #: The default world: any byte, no limits (SPEC §6a).
 DEFAULT_WORLD = World()
+
+
+def example_is_wide(raw: bytes) -> bool:
+    """Whether the example an example's start word begins mixes wide draws in (one
+    in :data:`WIDE_EXAMPLES`; read through a hash, so that it is independent of
+    the picks the start reads, and never for a word of zeros)."""
+    if not any(raw):
+        return False
+    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"wide").digest(), "big")
+    return choice % WIDE_EXAMPLES == 0
 
 
 def is_wide(word: Word) -> bool:
@@ -128,6 +142,8 @@ def _past_a_threshold(word: Word, world: World, *, chunk: bool) -> int:
     # A declared chunk is the one rung only a start reaches (an insert never makes
     # a buffer that long), so it is drawn as often as all the others together.
     rungs = [*SIZE_THRESHOLDS, *([world.chunk] * len(SIZE_THRESHOLDS) if chunk and world.chunk is not None else [])]
+    # The top threshold twice: past it a buffer has room for every removal the dimensions ask.
+    rungs.append(SIZE_THRESHOLDS[-1])
     rung = rungs[word.pick(len(rungs))]
     return rung + 1 + word.pick(max(1, rung // 8))
 
@@ -206,12 +222,13 @@ def _wide_edit(word: Word, buffer: bytes, world: World) -> tuple[int, int, bytes
         delete_length = room
     elif kind == 2:
         delete_length = word.pick(room + 1)
-    else:  # past a threshold, when the buffer has that much after the offset (the largest half the time)
-        fitting = [t + 1 for t in SIZE_THRESHOLDS if t < room]
+    else:  # past a threshold the buffer has room for: the largest half the time, the offset moved back to fit it
+        fitting = [t + 1 for t in SIZE_THRESHOLDS if t < len(buffer)]
         if not fitting:
             delete_length = word.pick(room + 1)
         else:
             delete_length = fitting[-1] if word.pick(2) else fitting[word.pick(len(fitting))]
+            offset = min(offset, len(buffer) - delete_length)
     free = None if world.max_buffer is None else max(0, world.max_buffer - len(buffer) + delete_length)
     insert = _wide_insert(word, world, free) if word.pick(4) else b""
     return offset, delete_length, insert
@@ -240,14 +257,16 @@ def wide_edit_from(buffer: bytes, raw: bytes, world: World) -> tuple[int, int, b
     return offset, delete_length, insert
 
 
-def history_edit_from(buffer: bytes, raw: bytes, world: World, letters: bytes) -> tuple[int, int, bytes]:
+def history_edit_from(
+    buffer: bytes, raw: bytes, world: World, letters: bytes, wide: bool = True
+) -> tuple[int, int, bytes]:
     """One edit of a diff machine's long history, read out of a word (a long
     history draws no more from Hypothesis than its first edit did): a wide one
     one time in :data:`WIDE_SHARE`, else up to two bytes replaced by up to two
     of ``letters``; never one that changes nothing."""
-    wide = wide_edit_from(buffer, raw, world)
-    if wide is not None:
-        return wide
+    drawn = wide_edit_from(buffer, raw, world) if wide else None
+    if drawn is not None:
+        return drawn
     word = Word(raw[::-1])
     offset = word.pick(len(buffer) + 1)
     delete_length = word.pick(min(2, len(buffer) - offset) + 1)
@@ -306,15 +325,18 @@ def _initial_buffer(word: Word, alphabet: bytes) -> bytes:
     return b"".join(bytes([letter]) * (word.pick(12) + 1) for letter in pattern)
 
 
-def _world_initial(word: Word, world: World, chunk: bool) -> bytes:
-    """The small-scope start three times in four, else a wide one (see above)."""
-    initial = _initial_buffer(word, world.letters) if not is_wide(word) else _wide_initial(word, world, chunk)
+def _world_initial(word: Word, world: World, chunk: bool, wide: bool) -> bytes:
+    """The small-scope start, or — in a wide example, one time in :data:`WIDE_SHARE` — a wide one."""
+    if wide and is_wide(word):
+        initial = _wide_initial(word, world, chunk)
+    else:
+        initial = _initial_buffer(word, world.letters)
     return as_text(initial) if world.text else initial
 
 
-def initial_buffer(raw: bytes, world: World = DEFAULT_WORLD, *, chunk: bool = True) -> bytes:
+def initial_buffer(raw: bytes, world: World = DEFAULT_WORLD, *, chunk: bool = True, wide: bool = True) -> bytes:
     """The initial buffer a drawn :data:`WORD` names (see :func:`_world_initial`)."""
-    return _world_initial(Word(raw), world, chunk)
+    return _world_initial(Word(raw), world, chunk, wide)
 
 
 @dataclass(frozen=True)
@@ -326,6 +348,8 @@ class Start:
     durability: DurabilityMode | None = None
     capacity: int | None = None
     policy: Policy | None = None
+    #: Whether the example mixes wide draws in (:func:`example_is_wide`).
+    wide: bool = False
 
 
 #: A long history's capacity: past the deepest depth threshold, so a bounded
@@ -339,12 +363,13 @@ def start_from(raw: bytes, world: World, bounded: str, durable: bool) -> Start:
     ``bounded`` is "always", or "sometimes" and a coin says so — a capacity of
     1-4 (one time in eight, 66-73: a long bounded history) and a policy."""
     word = Word(raw)
-    initial = _world_initial(word, world, chunk=True)
+    wide = example_is_wide(raw)
+    initial = _world_initial(word, world, True, wide)
     durability = DURABILITY_MODES[word.pick(len(DURABILITY_MODES))] if durable else None
     if bounded == "always" or (bounded == "sometimes" and word.pick(2)):
         capacity = word.pick(_MAX_CAPACITY) + 1 if word.pick(8) else _LONG_CAPACITY + word.pick(8)
-        return Start(initial, durability, capacity, POLICIES[word.pick(len(POLICIES))])
-    return Start(initial, durability)
+        return Start(initial, durability, capacity, POLICIES[word.pick(len(POLICIES))], wide)
+    return Start(initial, durability, wide=wide)
 
 
 # -- edits -------------------------------------------------------------------------
@@ -369,14 +394,19 @@ def _offset_kinds(state: ModelState) -> tuple[Sequence[int], ...]:
     return (hot, anywhere, boundaries, boundaries) if boundaries else (hot, anywhere)
 
 
-def edit_from(state: ModelState, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
+def edit_from(
+    state: ModelState, raw: bytes, world: World = DEFAULT_WORLD, wide: bool = True
+) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) of a valid splice of ``state``'s buffer,
-    read out of one drawn :data:`WORD`: a wide edit one time in
-    :data:`WIDE_SHARE` (:func:`_wide_edit`), else a small-scope one
+    read out of one drawn :data:`WORD`: in a ``wide`` example a wide edit one
+    time in :data:`WIDE_SHARE` (:func:`_wide_edit`), else a small-scope one
     (:func:`_small_edit`); a text target's cut to code-point boundaries."""
     word = Word(raw)
     buffer = state.current
-    edit = _small_edit(state, word, world.letters) if not is_wide(word) else _wide_edit(word, buffer, world)
+    if wide and is_wide(word):
+        edit = _wide_edit(word, buffer, world)
+    else:
+        edit = _small_edit(state, word, world.letters)
     return as_text_edit(buffer, *edit) if world.text else edit
 
 
@@ -408,9 +438,11 @@ def _small_edit(state: ModelState, word: Word, alphabet: bytes) -> tuple[int, in
     return offset, delete_length, insert
 
 
-def draw_edit(data: st.DataObject, state: ModelState, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
+def draw_edit(
+    data: st.DataObject, state: ModelState, world: World = DEFAULT_WORLD, wide: bool = True
+) -> tuple[int, int, bytes]:
     """:func:`edit_from` a word drawn from ``data``: one draw, one choice."""
-    return edit_from(state, data.draw(WORD, label="edit"), world)
+    return edit_from(state, data.draw(WORD, label="edit"), world, wide)
 
 
 #: How often a splice starts a long history instead: one in LONG_HISTORY_SHARE
@@ -435,6 +467,22 @@ def history_length(raw: bytes) -> int:
     if choice % LONG_HISTORY_SHARE == 0:
         return 17 + choice // LONG_HISTORY_SHARE % 4
     return 1
+
+
+#: One example in this many starts with a long history (past the deepest depth
+#: threshold) before its first rule: a machine with many rules draws few splices,
+#: and its splices alone reached depth 64 on too few seeds.
+DEEP_START_SHARE = 16
+
+
+def start_history_length(raw: bytes) -> int:
+    """How many edits an example makes before its first rule, read from its start
+    word (through a hash, as :func:`history_length`): 0 mostly, 66-69 one time in
+    :data:`DEEP_START_SHARE`."""
+    if not any(raw):
+        return 0
+    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"start").digest(), "big")
+    return 66 + choice // DEEP_START_SHARE % 4 if choice % DEEP_START_SHARE == 0 else 0
 
 
 def history_words(raw: bytes, count: int) -> list[bytes]:

@@ -30,6 +30,11 @@ SPECIAL_SCOPES: dict[str, dict[str, object]] = {
         "properties": ("R2",),
         "bounded": False,
     },
+    # The world specimens (issue 23) live past the small scope: the search starts
+    # from a buffer that already holds what their bug needs.
+    "text_decoded_log": {"initial_buffers": (b"\xff",), "properties": ("R2",), "bounded": False},
+    "crlf_normalising_undo": {"initial_buffers": (b"\r\n",), "properties": ("R2",), "bounded": False},
+    "character_column": {"initial_buffers": ("é".encode() + b"a",), "properties": ("R2",), "bounded": False},
 }
 
 
@@ -48,6 +53,9 @@ MACHINES_QUICK_SEED_0: dict[str, int | None] = {
     "no_divergence_check": 3,
     "non_atomic_rollback": 2,
     "snapshot_jump": 3,
+    "text_decoded_log": 2,
+    "crlf_normalising_undo": 2,
+    "character_column": 2,
 }
 
 
@@ -84,11 +92,18 @@ def test_bundled_passes_depth_4() -> None:
     assert result.states > 100_000
 
 
+#: Specimens whose bug needs a buffer longer than a breadth-first search over every
+#: offset can afford (record_cut_at_128: 129 bytes removed at once); the machines'
+#: wide draws find them (tests/test_specimens.py).
+PAST_THE_SEARCH = frozenset({"record_cut_at_128"})
+
 #: The bounded search explores the in-memory rollback operations; the crash
 #: specimens (R5) are crashed exhaustively by tests/test_crash_exhaustive.py and
 #: the diff specimens (S1-S3) are judged by the diff machines.
 IN_SCOPE = sorted(
-    name for name, specimen in load_all().items() if specimen.breaks <= {"R1", "R2", "R3", "R4", "R6"}
+    name
+    for name, specimen in load_all().items()
+    if specimen.breaks <= {"R1", "R2", "R3", "R4", "R6"} and name not in PAST_THE_SEARCH
 )
 
 

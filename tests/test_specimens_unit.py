@@ -42,13 +42,17 @@ from rollcert.model.reference import step
 from rollcert.specimens import load_all
 from rollcert.specimens._base import NaiveJournaledBuffer
 from rollcert.specimens.best_effort_log import BestEffortLogBuffer
+from rollcert.specimens.character_column import CharacterColumnBuffer
+from rollcert.specimens.crlf_normalising_undo import CrlfNormalisingUndoBuffer
 from rollcert.specimens.depth_checkpoints import DepthCheckpointBuffer
 from rollcert.specimens.evict_newest import EvictNewestBuffer
 from rollcert.specimens.fifo_replay import FifoReplayBuffer
 from rollcert.specimens.first_match_scan import FirstMatchScanBuffer
 from rollcert.specimens.no_divergence_check import NoDivergenceCheckBuffer
 from rollcert.specimens.non_atomic_rollback import NonAtomicRollbackBuffer
+from rollcert.specimens.record_cut_at_128 import RecordCutAt128Buffer
 from rollcert.specimens.snapshot_jump import SnapshotJumpBuffer
+from rollcert.specimens.text_decoded_log import TextDecodedLogBuffer
 from rollcert.stateful_tests.family import HARMS
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -296,6 +300,13 @@ SPECIMEN_SCENARIOS: dict[str, tuple[type[Any], Scenario]] = {
     "snapshot_jump": (
         SnapshotJumpBuffer,
         Scenario((TakeCheckpoint(), Splice(0, 0, b"a"), OutOfLogWrite(0, 0, b"z"), RollbackTo(0))),
+    ),
+    # The world specimens (issue 23): each needs data past the small scope.
+    "record_cut_at_128": (RecordCutAt128Buffer, Scenario((Splice(0, 129, b""), Rollback(1)), initial=b"a" * 129)),
+    "text_decoded_log": (TextDecodedLogBuffer, Scenario((Splice(0, 1, b""), Rollback(1)), initial=b"\xff")),
+    "crlf_normalising_undo": (CrlfNormalisingUndoBuffer, Scenario((Splice(0, 2, b""), Rollback(1)), initial=b"\r\n")),
+    "character_column": (
+        CharacterColumnBuffer, Scenario((Splice(2, 1, b""), Rollback(1)), initial="é".encode() + b"a")
     ),
 }
 

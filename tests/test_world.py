@@ -196,7 +196,7 @@ def test_a_narrowed_world_reads_passed_within_in_every_format() -> None:
 
 @pytest.mark.slow
 def test_a_run_that_never_reached_a_dimension_is_unknown_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strategies, "WIDE_SHARE", 10**9)  # the small-scope draws only, as before
+    monkeypatch.setattr(strategies, "WIDE_EXAMPLES", 10**9)  # the small-scope draws only, as before
     result = certify_property(BUNDLED, "R2", PROFILES["quick"], 0)
     assert result.verdict == "unknown"
     assert "(nul)" in result.reason and "(inserted_past_4096)" in result.reason and "(crlf)" in result.reason
