@@ -7,7 +7,7 @@ from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 
 
-@register("crlf_normalising_undo", breaks={"R2"})
+@register("crlf_normalising_undo", breaks={"R0"})  # the bytes come back at the right place, wrong: no rule's own clause but R0's
 class CrlfNormalisingUndoBuffer(NaiveJournaledBuffer):
     """The removed text of every record goes through the same line-ending
     normalisation as the editor's input (``\\r\\n`` becomes ``\\n``), so undoing

@@ -11,7 +11,7 @@ FIELD_BYTES = 128
 
 
 
-@register("record_cut_at_128", breaks={"R2"})
+@register("record_cut_at_128", breaks={"R0"})  # the bytes come back at the right place, wrong: no rule's own clause but R0's
 class RecordCutAt128Buffer(NaiveJournaledBuffer):
     """Each inverse record is laid out with a fixed 128-byte field for the bytes
     the splice removed, and a longer removal is cut to fit: the record commits,

@@ -7,7 +7,7 @@ from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 
 
-@register("text_decoded_log", breaks={"R2"})
+@register("text_decoded_log", breaks={"R0"})  # the bytes come back at the right place, wrong: no rule's own clause but R0's
 class TextDecodedLogBuffer(NaiveJournaledBuffer):
     """The log stores what a splice removed as a ``str``, decoded from UTF-8
     with ``errors="replace"`` (the default of many text APIs), and encodes it
