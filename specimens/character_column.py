@@ -6,8 +6,18 @@ from rollcert.specimens import register
 from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 
+#: Why the R6 machine also kills it (SPEC §6a: a finding is reported under the clause it breaks).
+_BOUNDED = (
+    "its machine rolls back in a bounded journal, and R6's clause (model/properties.py) covers a rollback there"
+    " that restores other bytes than the state it names"
+)
 
-@register("character_column", breaks={"R2"})
+
+@register(
+    "character_column",
+    breaks={"R2"},
+    also_caught_by={"R6": _BOUNDED},
+)
 class CharacterColumnBuffer(NaiveJournaledBuffer):
     """Each record remembers where its splice was as (line, column), the way an
     editor's cursor does, with the column counted in characters of the decoded

@@ -314,6 +314,16 @@ SPECIMEN_SCENARIOS: dict[str, tuple[type[Any], Scenario]] = {
 #: the machine that claim names, showing that it can indeed see the bug.
 ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
     ("best_effort_log", "R6"): Scenario((Splice(0, 0, b"a"), Splice(0, 0, b"a")), capacity=1),
+    # The world specimens (issue 23) after an eviction: an edit evicted, the story's edit undone.
+    **{
+        (name, "R6"): Scenario((Splice(0, 0, b"b"), edit, Rollback(1)), initial, capacity=1, policy="evict_oldest")
+        for name, initial, edit in (
+            ("record_cut_at_128", b"a" * 129, Splice(1, 129, b"")),
+            ("text_decoded_log", b"\xff", Splice(1, 1, b"")),
+            ("crlf_normalising_undo", b"\r\n", Splice(1, 2, b"")),
+            ("character_column", "é".encode() + b"a", Splice(3, 1, b"")),
+        )
+    },
     ("depth_checkpoints", "R6"): Scenario(
         (Splice(0, 0, b"a"), TakeCheckpoint(), Splice(0, 0, b"a"), RollbackTo(0)),
         capacity=1,
