@@ -120,11 +120,19 @@ def resolve(pointer: Pointer) -> str:
     return " ".join(doc.split("\n\n")[0].split())
 
 
+#: The specimen whose story a chapter tells, where it is not simply the first by
+#: name: R2's is the anchor scan the incident's write-up proposed (the
+#: introduction tells it), not a specimen whose name happens to sort before it.
+CHAPTER_SPECIMENS: dict[str, str] = {"R2": "first_match_scan"}
+
+
 def breakers(property_id: str, registry: dict[str, Specimen]) -> list[Specimen]:
-    """The specimens that must break ``property_id``, by name — as the kill
-    matrix reads them (``SpecimenRow.must_kill``: a specimen's ``breaks``, plus
-    R0, which every bug breaks)."""
-    return [registry[name] for name in sorted(registry) if property_id in registry[name].breaks | {"R0"}]
+    """The specimens that must break ``property_id`` — as the kill matrix reads
+    them (``SpecimenRow.must_kill``: a specimen's ``breaks``, plus R0, which
+    every bug breaks) — the chapter's own first, then by name."""
+    chosen = CHAPTER_SPECIMENS.get(property_id)
+    names = sorted(registry, key=lambda name: (name != chosen, name))
+    return [registry[name] for name in names if property_id in registry[name].breaks | {"R0"}]
 
 
 #: Properties whose counterexamples depend on how threads were scheduled: the
