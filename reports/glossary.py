@@ -51,6 +51,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("certificate", "Certificates and verdicts"),
     ("drawing", "Reading a drawn counterexample"),
     ("situations", "Coverage chips: the situations a run must reach"),
+    ("dimensions", "Coverage chips: the world's dimensions"),
 )
 
 _T = Term
@@ -500,6 +501,45 @@ def situation_terms() -> tuple[Term, ...]:
     )
 
 
+_DIMENSION_EXAMPLES: dict[str, tuple[str, str]] = {
+    "line_break": ("`splice(2, 0, b'\\n')`", "inserts a line break."),
+    "crlf": ("`splice(0, 0, b'\\r\\n')`", "inserts a CRLF pair (a log that normalises it to `\\n` undoes wrongly)."),
+    "nul": ("`splice(1, 0, b'\\x00')`", "inserts a NUL byte (where a C string would end)."),
+    "high_byte": ("`splice(0, 0, b'\\xe9')`", "inserts a byte above 0x7F."),
+    "invalid_utf8": ("`splice(0, 0, b'\\xff\\xfe')`", "inserts bytes no UTF-8 decoder accepts."),
+    "multibyte_utf8": ("`splice(0, 0, 'é'.encode())`", "inserts `b'\\xc3\\xa9'`: one character in two bytes."),
+    "splits_character": ("on `b'\\xc3\\xa9'` (é), `splice(1, 0, b'x')`", "starts inside the character."),
+    "character_boundary": ("on `b'a\\xc3\\xa9'`, `splice(1, 0, b'x')`", "edits right next to the character."),
+    "buffer_past_chunk": ("a target that declares 32 KiB chunks,", "a buffer of 40,000 bytes observed."),
+}
+
+
+def _dimension_example(name: str) -> tuple[str, str]:
+    """A dimension's example: written for the byte classes, made from the
+    threshold for the sizes (``removed_past_128``: a splice that removes 129)."""
+    if name in _DIMENSION_EXAMPLES:
+        return _DIMENSION_EXAMPLES[name]
+    what, _, threshold = name.rpartition("_past_")
+    n = int(threshold) + 1 if threshold.isdigit() else 0
+    return {
+        "removed": (f"`splice(0, {n}, b'')`", f"removes {n} bytes in one edit."),
+        "inserted": (f"`splice(0, 0, b'a' * {n})`", f"inserts {n} bytes in one edit."),
+        "buffer": (f"a buffer of {n} bytes", "observed after a step."),
+        "depth": (f"{n} splices without a rollback", f"make depth {n}."),
+    }.get(what, ("", ""))
+
+
+def dimension_terms() -> tuple[Term, ...]:
+    """One term per coverage dimension of the world (``stateful_tests/world.py``),
+    its definition the dimension's own description."""
+    from rollcert.stateful_tests.world import DIMENSIONS
+
+    return tuple(
+        Term(d.name, "dimensions", f"A coverage dimension of every run's world: {d.description}.", _dimension_example(d.name))
+        for d in DIMENSIONS
+    )
+
+
 def all_terms() -> tuple[Term, ...]:
     chips = _chips()
     words = tuple(
@@ -507,7 +547,7 @@ def all_terms() -> tuple[Term, ...]:
         if term.name in chips else term
         for term in TERMS
     )
-    return words + situation_terms()
+    return words + situation_terms() + dimension_terms()
 
 
 def lookup(word: str) -> Term | None:

@@ -402,8 +402,9 @@ PAGE_TERMS: tuple[str, ...] = (
 def _chip(name: str, count: int) -> str:
     term = lookup(name)
     title = f' title="{_e(term.definition)}"' if term is not None else ""
-    link = f'<a href="#term-{_e(term.anchor)}">{_e(name)}</a>' if term is not None else _e(name)
-    return f'<span class="chip{" zero" if count == 0 else ""}"{title}>{link} {count}</span>'
+    label = f"{_e(name)} {count}"
+    link = f'<a href="#term-{_e(term.anchor)}">{label}</a>' if term is not None else label
+    return f'<span class="chip{" zero" if count == 0 else ""}"{title}>{link}</span>'
 
 
 def page_terms(doc: HtmlCertificate) -> tuple[Term, ...]:
@@ -411,6 +412,9 @@ def page_terms(doc: HtmlCertificate) -> tuple[Term, ...]:
     coverage chip, and the R7 words when it draws a history."""
     words = list(PAGE_TERMS)
     words += [name for row in doc.rows for name, _ in row.coverage]
+    words += [name for row in doc.rows for name, _ in row.dimensions]
+    if any(row.world for row in doc.rows):
+        words.append("world")
     if any(walk.property_id == "R7" or walk.machine_property == "R7" for walk in doc.walkthroughs):
         words += ["program", "history", "lane", "linearizable", "longest order", "unknown outcome"]
     found: dict[str, Term] = {}
@@ -469,9 +473,7 @@ def _world(doc: HtmlCertificate) -> str:
     parts = ["<h2>World reached</h2>"]
     for row in explored:
         lines = "".join(f"<li><b>{_e(label)}</b>: {_e(text)}</li>" for label, text in row.world)
-        chips = " ".join(
-            f'<span class="chip{" zero" if count == 0 else ""}">{_e(name)} {count}</span>' for name, count in row.dimensions
-        )
+        chips = " ".join(_chip(name, count) for name, count in row.dimensions)
         parts.append(f'<div class="world"><h3>{_e(row.property_id)}</h3><ul>{lines}</ul><p>{chips}</p></div>')
     return "".join(parts)
 

@@ -68,6 +68,15 @@ def test_every_coverage_chip_is_defined() -> None:
             assert prop.id in term.definition, f"{situation.name}: the glossary does not say it is {prop.id}'s"
 
 
+def test_every_world_dimension_chip_is_defined() -> None:
+    from rollcert.stateful_tests.world import DIMENSIONS
+
+    for dimension in DIMENSIONS:
+        term = lookup(dimension.name)
+        assert term is not None, f"world dimension {dimension.name} is not in the glossary"
+        assert dimension.description in term.definition and all(term.example), dimension.name
+
+
 def test_every_jargon_word_the_tour_and_readme_use_is_defined() -> None:
     for document in (TOUR, README):
         text = document.read_text(encoding="utf-8")
@@ -115,15 +124,17 @@ def test_the_html_page_defines_every_term_it_shows() -> None:
     from rollcert.reports.html_certificate import HtmlCertificate
     from rollcert.reports.html_certificate import VerdictRow
     from rollcert.reports.html_certificate import render_html
+    from rollcert.stateful_tests.world import DIMENSIONS
 
     rows = tuple(
-        VerdictRow(pid, prop.title, "passed", tuple((s.name, 1) for s in prop.situations), "")
+        VerdictRow(pid, prop.title, "passed", tuple((s.name, 1) for s in prop.situations), "",
+                   (("world", "any byte 0x00-0xFF"),), tuple((d.name, 0) for d in DIMENSIONS))
         for pid, prop in PROPERTIES.items()
     )
     page = render_html(HtmlCertificate("bundled", "1", "quick", 0, 0, rows, ()))
     defined = set(re.findall(r'<dt id="term-([^"]+)">', page))
     for row in rows:
-        for name, _ in row.coverage:
+        for name, _ in row.coverage + row.dimensions:
             term = lookup(name)
             assert term is not None and term.anchor in defined, name
             assert f'href="#term-{term.anchor}"' in page
