@@ -23,6 +23,7 @@ was running when something else went wrong.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Generic
 from typing import TypeVar
@@ -324,6 +325,15 @@ RollbackStep = FailingStep[ModelState, Operation]
 #: How many candidate buffers an attribution search keeps per undo step: the
 #: machines' buffers are short, and a failing step is judged once.
 ATTRIBUTION_CANDIDATES = 512
+#: Past this many bytes a buffer is searched at its look-alike places only, and at
+#: most ATTRIBUTION_WIDE_CANDIDATES buffers are carried: every place of every
+#: candidate of a 32 KiB buffer (the wide draws of issue 23) took minutes per
+#: failing step. A misplacement elsewhere in so long a buffer is then R0's alone.
+ATTRIBUTION_SCAN_BYTES = 4096
+ATTRIBUTION_WIDE_CANDIDATES = 16
+#: Restorations tried at most (weighted by KiB) before only recorded places are: a
+#: long rollback over every place of 512 candidates is otherwise unbounded.
+ATTRIBUTION_WORK = 200_000
 
 
 def _undo_at(buffer: bytes, below: bytes, edit: Splice, at: int) -> bytes | None:
@@ -386,13 +396,22 @@ def _misplaced_restorations(before: ModelState, count: int, *, anywhere: bool) -
     a look-alike place only (:func:`_look_alikes`: where a search by content or
     anchors could land)."""
     buffers = {before.current}
+    work = 0
     for edit, below in _records(before, count):
         reached: set[bytes] = set()
         for buffer in buffers:
-            places = range(len(buffer) - len(edit.insert) + 1) if anywhere else _look_alikes(buffer, edit)
+            big = len(buffer) > ATTRIBUTION_SCAN_BYTES
+            if work > ATTRIBUTION_WORK:
+                places: Iterable[int] = (edit.offset,)  # out of budget: the recorded place only
+            elif anywhere and not big:
+                places = range(len(buffer) - len(edit.insert) + 1)
+            else:
+                places = _look_alikes(buffer, edit)
+            limit = ATTRIBUTION_WIDE_CANDIDATES if big else ATTRIBUTION_CANDIDATES
             for at in places:
+                work += 1 + len(buffer) // 1024
                 undone = _undo_at(buffer, below, edit, at)
-                if undone is not None and len(reached) < ATTRIBUTION_CANDIDATES:
+                if undone is not None and len(reached) < limit:
                     reached.add(undone)
         buffers = reached
     return buffers
