@@ -339,9 +339,9 @@ ATTRIBUTION_WORK = 200_000
 def _undo_at(buffer: bytes, below: bytes, edit: Splice, at: int) -> bytes | None:
     """``buffer`` with the inverse of ``edit`` (made from ``below``) applied at
     ``at``: the inserted span (as far as the buffer reaches, as a slice
-    assignment cuts it) replaced by the bytes the edit removed. ``None`` if
-    ``at`` is outside the buffer."""
-    if not 0 <= at <= len(buffer):
+    assignment cuts it, past the end: at the end) replaced by the bytes the
+    edit removed. ``None`` for a negative ``at``."""
+    if at < 0:
         return None
     return buffer[:at] + below[edit.offset : edit.offset + edit.delete_length] + buffer[at + len(edit.insert) :]
 
@@ -559,6 +559,8 @@ def _r6_broken(step: RollbackStep) -> bool:
     # (the newest dropped instead of the oldest), or records the model evicted
     # still replayed — bytes no placement (R2) or order (R3) of the kept records gives.
     count = _rollback_depths(step)
+    if seen.buffer in _other_orders(step):
+        return False  # another order of the kept records gives these bytes: R3's
     if seen.buffer in _skipping_one(before, count, below=True):
         return True
     misplaced = _misplaced_restorations(before, count, anywhere=False)
