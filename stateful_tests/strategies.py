@@ -407,7 +407,21 @@ def edit_from(
         edit = _wide_edit(word, buffer, world)
     else:
         edit = _small_edit(state, word, world.letters)
+    edit = within_limits(buffer, *edit, world)
     return as_text_edit(buffer, *edit) if world.text else edit
+
+
+def within_limits(buffer: bytes, offset: int, delete_length: int, insert: bytes, world: World) -> tuple[int, int, bytes]:
+    """The edit with its insert cut to the world's declared limits (an insert at
+    most ``max_insert`` bytes, a result at most ``max_buffer``): a target that
+    declared limits is never asked more, and a long history of such edits still
+    builds up (each over-limit edit would be set aside, and a 6-byte target never
+    got past depth 64)."""
+    if world.max_insert is not None:
+        insert = insert[: world.max_insert]
+    if world.max_buffer is not None:
+        insert = insert[: max(0, world.max_buffer - (len(buffer) - delete_length))]
+    return offset, delete_length, insert
 
 
 def _small_edit(state: ModelState, word: Word, alphabet: bytes) -> tuple[int, int, bytes]:
