@@ -109,12 +109,19 @@ class World:
     max_insert: int | None = None
     max_buffer: int | None = None
     chunk: int | None = None
+    #: (dimension, why) for each dimension a finding set aside puts out of reach
+    #: (:attr:`rollcert.targets.adapter.KnownFinding.unreachable`).
+    set_aside: tuple[tuple[str, str], ...] = ()
 
     @property
     def narrowed(self) -> bool:
         """Whether the target declared a world narrower than the default one."""
         return (
-            set(self.wide) != set(ALL_BYTES) or self.text or self.max_insert is not None or self.max_buffer is not None
+            set(self.wide) != set(ALL_BYTES)
+            or self.text
+            or self.max_insert is not None
+            or self.max_buffer is not None
+            or bool(self.set_aside)
         )
 
     def characters(self) -> tuple[bytes, ...]:
@@ -169,6 +176,8 @@ class World:
             why[BUFFER_PAST_CHUNK.name] = "this family's model tags every byte: its buffers stay below a chunk"
         elif self.max_buffer is not None and self.max_buffer <= self.chunk:
             why[BUFFER_PAST_CHUNK.name] = f"the declared buffer limit is {self.max_buffer} bytes"
+        for dimension, reason in self.set_aside:
+            why.setdefault(dimension, reason)
         return why
 
     def required(self, *, chunk_matters: bool = True) -> tuple[Dimension, ...]:
@@ -199,6 +208,11 @@ def world_of(target: Target) -> World:
         max_insert=None if limits is None else limits.max_insert_bytes,
         max_buffer=None if limits is None else limits.max_buffer_bytes,
         chunk=target.chunk_bytes,
+        set_aside=tuple(
+            (dimension, f"the finding {finding.name} is set aside")
+            for finding in target.set_aside
+            for dimension in finding.unreachable
+        ),
     )
 
 

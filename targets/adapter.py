@@ -395,6 +395,12 @@ class KnownFinding:
     #: ``ModelState``, the diff family with a ``DiffModelState``), so a finding
     #: checks the kinds it is about and answers False to the rest.
     applies: Callable[[Any, Any], bool]
+    #: World dimensions (names of ``rollcert.stateful_tests.world.DIMENSIONS``)
+    #: that setting this finding aside puts out of reach: a history capped at 50
+    #: batches, once its deeper edits are skipped, never gets past depth 64. A
+    #: focused certificate lists them as not exercised, naming this finding,
+    #: instead of ending ``unknown`` for a state it chose not to enter.
+    unreachable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

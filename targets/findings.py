@@ -34,6 +34,7 @@ state the buffer is in), ``dead``, or compare its ``steps``.
 
 from __future__ import annotations
 
+import importlib
 import operator
 import re
 import tomllib
@@ -384,8 +385,9 @@ def with_findings(target: Target, path: Path | None) -> Target:
 # -- the registered -focused targets (adapters.THIRD_PARTY_TARGETS: Focused) ------------------
 
 
-def focused_from_file(plain: Target, file_name: str) -> Target:
-    """The registered target ``plain``, renamed ``-focused``, with ``FINDINGS_DIR/file_name`` set aside."""
+def focused_from_file(plain: Target, file_name: str, also: tuple[str, ...] = ()) -> Target:
+    """The registered target ``plain``, renamed ``-focused``, with ``FINDINGS_DIR/file_name``
+    set aside, and the Python findings ``also`` names ("module:attribute")."""
     from rollcert.targets.adapters import focused
 
     path = FINDINGS_DIR / file_name
@@ -394,4 +396,11 @@ def focused_from_file(plain: Target, file_name: str) -> Target:
             f"the {plain.name}-focused target reads {path}, which is missing from this installation; "
             f"reinstall rollcert, or certify {plain.name} with --set-aside FILE"
         )
-    return focused(plain, *load_findings(path))
+    extra: list[KnownFinding] = []
+    for location in also:
+        module_name, _, attribute = location.partition(":")
+        finding = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(finding, KnownFinding):
+            raise TargetError(f"{location} is not a KnownFinding")
+        extra.append(finding)
+    return focused(plain, *load_findings(path), *extra)

@@ -49,7 +49,7 @@ def resolve_target(text: str) -> Target:
     if isinstance(location, Focused):
         from rollcert.targets.findings import focused_from_file
 
-        return focused_from_file(resolve_target(location.plain), location.findings_file)
+        return focused_from_file(resolve_target(location.plain), location.findings_file, location.also)
     text = location
     module_name, colon, attribute = text.partition(":")
     if not colon or not module_name or not attribute:

@@ -219,9 +219,16 @@ def test_a_buffer_without_a_check_is_still_violated_where_the_write_is_visible()
 
 @pytest.mark.slow
 def test_a_digest_checking_buffer_passes_r4() -> None:
-    result = certify(_buffer_target(_DigestChecking), profile="quick", seed=0, only=("R4",)).results["R4"]
-    assert result.verdict == "passed", result.reason
-    assert result.figures.get("identical_write_crossed", 0) >= 1, result.figures
+    """Over four seeds (one alone may never draw the content-identical case since the
+    wide draws joined the small ones: seed 0 does not): every run passes, and the
+    reading was needed on at least one of them."""
+    results = [
+        certify(_buffer_target(_DigestChecking), profile="quick", seed=seed, only=("R4",)).results["R4"]
+        for seed in range(4)
+    ]
+    assert [result.verdict for result in results] == ["passed"] * 4, [result.reason for result in results]
+    crossed = sum(result.figures.get("identical_write_crossed", 0) for result in results)
+    assert crossed >= 1, [result.figures for result in results]
 
 
 @pytest.mark.slow

@@ -33,6 +33,9 @@ class Focused:
 
     plain: str
     findings_file: str
+    #: Findings only Python can state ("module:attribute" of a KnownFinding), set
+    #: aside beside the file's.
+    also: tuple[str, ...] = ()
 
 
 #: Registered name -> "module:attribute" of a zero-argument function building the
@@ -44,7 +47,9 @@ THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "pycrdt-untagged": "rollcert.targets.adapters.pycrdt_text:build_untagged_target",
     # The same adapters with their package's shortest findings set aside: each loads its
     # findings file, targets/known_findings/*.toml (see rollcert.targets.findings).
-    "textual-focused": Focused("textual", "textual.toml"),
+    "textual-focused": Focused(
+        "textual", "textual.toml", also=("rollcert.targets.adapters.textual_textarea:DEFAULT_HISTORY_CAPPED",)
+    ),
     "prompt_toolkit-focused": Focused("prompt_toolkit", "prompt_toolkit.toml"),
     "pycrdt-focused": Focused("pycrdt", "pycrdt.toml"),
     # Diff appliers (S1): no undo log, so only the diff capability.

@@ -71,6 +71,7 @@ DEFAULT_HISTORY_CAPPED = KnownFinding(
     f"an unbounded TextArea keeps the newest {DEFAULT_MAX_CHECKPOINTS} undo batches: "
     "a deeper history silently drops the oldest",
     _past_the_default_history,
+    unreachable=("depth_past_64",),
 )
 
 #: Line separators other than ``\n``: the document would rewrite them.
