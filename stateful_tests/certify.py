@@ -171,11 +171,15 @@ class RoundRecord:
     """What a run of one round (a shard's work unit, :mod:`rollcert.stateful_tests.shards`)
     keeps beyond its result, for the merge to decide as the serial run would:
     whether the machine ran at all, the family's raw tallies (its figures are
-    ratios of their sums) and the situations with their descriptions."""
+    ratios of their sums), the situations with their descriptions, and the byte
+    values the round sent (bit ``b``: byte ``b``; the world's
+    ``distinct_bytes_sent`` of several rounds is the size of their union, which
+    no round's count gives)."""
 
     ran: bool = False
     tallies: dict[str, int] = field(default_factory=dict)
     situations: list[tuple[str, str]] = field(default_factory=list)
+    bytes_sent: int = 0
 
 
 def _certify_property(
@@ -226,6 +230,7 @@ def _certify_property(
         record.ran = True
         record.tallies = dict(tracker.tallies)
         record.situations = [(s.name, s.description) for s in situations]
+        record.bytes_sent = tracker.world.bytes_sent
     return result
 
 

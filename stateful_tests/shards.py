@@ -20,7 +20,7 @@ is one unit for the whole property: its rounds decide together when to stop
 (it runs at least two, and re-runs the minimal program to count its failures),
 so a round of it is not a function of its own seed alone.
 
-A partial certificate (``rollcert-partial/1`` JSON) records the units one shard
+A partial certificate (``rollcert-partial/2`` JSON) records the units one shard
 ran, each with its whole result (counterexample steps included, so the merge
 never runs the target) and what it needs to decide as the serial run would.
 """
@@ -69,7 +69,8 @@ from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import TargetError
 
-PARTIAL_SCHEMA = "rollcert-partial/1"
+#: /2: each unit carries the byte values its round sent (a /1 partial merged a wrong distinct_bytes_sent).
+PARTIAL_SCHEMA = "rollcert-partial/2"
 #: A partial certificate larger than this is not one (a unit's counterexample is a handful of steps).
 MAX_PARTIAL_BYTES = 64 << 20
 
@@ -194,6 +195,7 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
     worlds: list[dict[str, Any]] = []
     ending: PropertyResult | None = None
     found_elsewhere: dict[str, Counterexample] = {}
+    bytes_sent = 0
     for unit in done:
         if unit is None:
             raise ShardError(f"a round of {first.unit.property_id} the merge needs was skipped by its shard")
@@ -204,6 +206,7 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
         reached.update(result.coverage)
         tallies.update(unit.record.tallies)
         worlds.append(result.world)
+        bytes_sent |= unit.record.bytes_sent
         if result.verdict in ("violated", "error"):
             ending = result
             break
@@ -219,6 +222,10 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
     merged.examples, merged.steps = examples, steps
     merged.coverage = {name: reached[name] for name in names}
     merged.world = merge_worlds(worlds)
+    if merged.world:
+        # The byte values the rounds sent, counted once each as the serial run's one
+        # tally counts them: a union, not the largest of the rounds' counts.
+        merged.world["distinct_bytes_sent"] = bin(bytes_sent).count("1")
     if merged.verdict == "passed":
         merged.missing_situations = [text for name, text in first.record.situations if not reached[name]]
         merged.missing_situations += unreached(merged.world)
@@ -347,6 +354,7 @@ def unit_json(done: UnitResult) -> dict[str, Any]:
         "property": done.unit.property_id, "round": done.unit.round, "result": _result_json(done.result),
         "ran": done.record.ran, "tallies": done.record.tallies,
         "situations": [list(pair) for pair in done.record.situations],
+        "bytes_sent": f"{done.record.bytes_sent:064x}",
         "corpus": None if done.corpus is None else list(done.corpus),
     }
 
@@ -356,11 +364,21 @@ def read_unit(record: dict[str, Any]) -> UnitResult:
     return _unit(record)
 
 
+def _byte_set(text: object) -> int:
+    """A set of byte values as :func:`unit_json` writes it: 64 hex digits, bit ``b`` for byte ``b``."""
+    if not isinstance(text, str) or len(text) != 64 or not all(c in "0123456789abcdef" for c in text):
+        raise ValueError("bytes_sent is not 64 hex digits")
+    return int(text, 16)
+
+
 def _unit(record: dict[str, Any]) -> UnitResult:
     corpus = record["corpus"]
     return UnitResult(
         Unit(record["property"], record["round"]), _result(record["result"]),
-        RoundRecord(record["ran"], dict(record["tallies"]), [(str(n), str(d)) for n, d in record["situations"]]),
+        RoundRecord(
+            record["ran"], dict(record["tallies"]), [(str(n), str(d)) for n, d in record["situations"]],
+            _byte_set(record["bytes_sent"]),
+        ),
         None if corpus is None else (int(corpus[0]), int(corpus[1])),
     )
 

@@ -129,6 +129,38 @@ def test_the_merge_stops_where_the_serial_rounds_stop() -> None:
         merge_rounds([_round(0, "unknown", {"a": 1, "b": 0}), None])
 
 
+def test_merged_rounds_state_the_world_one_tally_of_every_round_states() -> None:
+    """The world of merged rounds is the serial run's, whose one tally saw every
+    round: dimension counts add up, extremes are the largest, and the distinct
+    bytes sent are the union's (rounds that sent "ab" and "bc" sent three byte
+    values, not the largest of two and two). Measured on specimen:first_match_scan
+    (seed 3): the merge said 209 distinct bytes for R1 where the serial run said 218."""
+    from rollcert.stateful_tests.shards import read_unit
+    from rollcert.stateful_tests.shards import unit_json
+    from rollcert.stateful_tests.world import World
+    from rollcert.stateful_tests.world import WorldTally
+    from rollcert.stateful_tests.world import world_report
+
+    world = World()
+    required = world.required()
+    edits = [(b"xyz", 1, 1, b"ab\n"), (b"q" * 20, 0, 10, b"bc\xff")]
+    serial = WorldTally()
+    rounds = []
+    for number, edit in enumerate(edits):
+        tally = WorldTally()
+        for counted in (tally, serial):
+            counted.edit(*edit)
+            counted.observed(len(edit[0]) - edit[2] + len(edit[3]), number + 1)
+        done = _round(number, "unknown", {"a": 1, "b": 0})
+        done.result.world = world_report(world, tally, required, True)
+        record = RoundRecord(True, {}, done.record.situations, tally.bytes_sent)
+        rounds.append(read_unit(json.loads(json.dumps(unit_json(UnitResult(done.unit, done.result, record))))))
+    assert [r.record.bytes_sent for r in rounds] == [0b11 << 97 | 1 << 10, 0b11 << 98 | 1 << 0xFF]
+    merged = merge_rounds(rounds)
+    assert merged.world == world_report(world, serial, required, True)
+    assert merged.world["distinct_bytes_sent"] == 5  # a, b, c, \n, \xff
+
+
 def test_a_shard_skips_only_rounds_the_serial_run_never_reaches() -> None:
     done = [_round(0, "unknown", {"a": 1, "b": 1})]
     assert not needed(Unit("R2", 3), done)  # round 0 reached everything: the serial run stopped there
