@@ -1012,7 +1012,20 @@ def main(argv: list[str] | None = None) -> int:
     (:mod:`rollcert.command.processes`); called with ``argv`` (a test, another
     program's process), the process around it is left as it is."""
     if argv is not None:
-        return _main(list(argv))
+        # --deadline and --call-timeout reach the workers through the environment:
+        # put it back as it was, so that one call does not set the next one's.
+        from rollcert.command.parallel import DEADLINE_VARIABLE
+        from rollcert.stateful_tests.judge import CALL_TIMEOUT_VARIABLE
+
+        saved = {name: os.environ.get(name) for name in (DEADLINE_VARIABLE, CALL_TIMEOUT_VARIABLE)}
+        try:
+            return _main(list(argv))
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     from rollcert.command.processes import end_descendants
     from rollcert.command.processes import guard_the_run
 

@@ -4,6 +4,7 @@ and nothing run before the mistake is found."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,13 @@ def test_a_bad_call_timeout_in_the_environment_is_a_usage_error_for_every_comman
     captured = capsys.readouterr()
     assert captured.err.strip() == "rollcert: $ROLLCERT_CALL_TIMEOUT must be a finite number of seconds (0: no limit), got 'inf'"
     assert "adapter" not in captured.out
+
+
+def test_an_in_process_call_leaves_the_environment_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``main([...])`` passes --deadline and --call-timeout to its workers through the
+    environment; a test (or a program) that calls it must not find them set after."""
+    monkeypatch.delenv("ROLLCERT_DEADLINE", raising=False)
+    monkeypatch.setenv("ROLLCERT_CALL_TIMEOUT", "30")
+    main(["certify", "bundled", "--only", "R0", "--deadline", "120", "--call-timeout", "5", "-q"])
+    assert "ROLLCERT_DEADLINE" not in os.environ
+    assert os.environ["ROLLCERT_CALL_TIMEOUT"] == "30"

@@ -12,6 +12,7 @@ so that the comparison is like for like and the file stays within a few minutes.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,12 @@ pytestmark = pytest.mark.slow
 FAKES = Path(__file__).parent / "fake_servers"
 REFERENCE = [sys.executable, "-m", "rollcert.targets.protocol_server"]
 PROPERTIES = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "S1", "S2", "S3")
-SMALL = Profile("protocol-small", max_examples=40, steps_per_example=20, rounds=4)
+#: The bundled target in the world the reference server declares: the server does
+#: not announce the buffer's 32 KiB chunk (the protocol has no word for it), so the
+#: in-process run is not asked for buffers past it either; this small profile
+#: would not reach them (R4 ended unknown on buffer_past_chunk alone).
+SAME_WORLD = replace(BUNDLED, chunk_bytes=None)
+SMALL = Profile("protocol-small", max_examples=40, steps_per_example=20, rounds=12)
 
 
 def fake(name: str) -> list[str]:
@@ -38,7 +44,7 @@ def test_the_reference_server_certifies_every_property_over_v2_as_in_process() -
     verdicts: dict[str, tuple[str, str]] = {}
     for property_id in PROPERTIES:
         over_the_wire = certify_property(remote, property_id, SMALL, 0)
-        in_process = certify_property(BUNDLED, property_id, SMALL, 0)
+        in_process = certify_property(SAME_WORLD, property_id, SMALL, 0)
         verdicts[property_id] = (over_the_wire.verdict, in_process.verdict)
         assert over_the_wire.verdict == in_process.verdict == "passed", (property_id, over_the_wire.reason)
         assert over_the_wire.steps > 0 and all(count > 0 for count in over_the_wire.coverage.values())
