@@ -11,6 +11,8 @@ share a line.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from rollcert.targets.adapters import aider_tools
@@ -137,6 +139,53 @@ def test_the_openhands_quote_is_the_shortest_unique_text_around_a_splice(
     assert (start, end) == window
     assert start <= offset and offset + delete_length <= end
     assert openhands_server.occurrences(text, text[start:end]) == 1
+
+
+def _shortest_unique_window_by_definition(text: str, offset: int, delete_length: int) -> tuple[int, int]:
+    """The quote as the server's docstring defines it, searched width by width then start
+    by start with the overlapping count (the server's first implementation, minutes on a
+    kilobyte of repeated text)."""
+    if not text:
+        return 0, 0
+    for width in range(max(1, delete_length), len(text) + 1):
+        for start in range(max(0, offset + delete_length - width), min(offset, len(text) - width) + 1):
+            if openhands_server.occurrences(text, text[start : start + width]) == 1:
+                return start, start + width
+    raise AssertionError("the whole text occurs once")
+
+
+def test_the_openhands_quote_is_the_one_its_definition_gives() -> None:
+    """Every text of up to 7 letters over ``ab`` and up to 4 over ``a``, line break and
+    space, every splice of it: the fast search gives the definition's window."""
+    texts = [""] + [
+        "".join(letters)
+        for alphabet, longest in (("ab", 7), ("a\n ", 4))
+        for length in range(1, longest + 1)
+        for letters in itertools.product(alphabet, repeat=length)
+    ]
+    for text in texts:
+        for offset in range(len(text) + 1):
+            for delete_length in range(len(text) - offset + 1):
+                assert openhands_server.unique_window(text, offset, delete_length) == (
+                    _shortest_unique_window_by_definition(text, offset, delete_length)
+                ), (text, offset, delete_length)
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "delete_length", "window"),
+    [
+        ("ab" * 2048, 2048, 0, (1, 4095)),  # periodic: a copy two bytes off fits unless the quote is this long
+        ("a" * 4096, 4096, 0, (0, 4096)),  # a run: only the whole of it is unique
+        ("b" + "a" * 4096 + "b", 2049, 2, (2049, 4098)),  # the nearer end of the run makes it unique
+        ("ab12XY\n " * 512 + "X", 4096, 1, (4095, 4097)),  # ' X' occurs once
+    ],
+)
+def test_a_kilobyte_of_repeated_text_is_quoted(text: str, offset: int, delete_length: int, window: tuple[int, int]) -> None:
+    """The wide draws tile a short unit over kilobytes: the search by width then start took
+    minutes there and ran into the tool server's request timeout (an error, not a verdict)."""
+    start, end = openhands_server.unique_window(text, offset, delete_length)
+    assert (start, end) == window
+    assert text.count(text[start:end]) == 1 and text.find(text[start:end], start + 1) < 0
 
 
 def test_overlapping_copies_count_twice() -> None:

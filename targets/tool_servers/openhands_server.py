@@ -80,19 +80,60 @@ def occurrences(text: str, needle: str) -> int:
     return sum(1 for start in range(len(text) - len(needle) + 1) if text.startswith(needle, start))
 
 
+def _other_copy(text: str, start: int, width: int) -> int:
+    """Where else ``text[start : start + width]`` (``width`` > 0) occurs, overlapping
+    copies counted: the nearest copy to the right of ``start`` if there is one, else the
+    nearest to its left, else -1 (the quote is unique). Two searches of C speed."""
+    needle = text[start : start + width]
+    right = text.find(needle, start + 1)
+    return right if right >= 0 else text.rfind(needle, 0, start + width - 1)
+
+
 def unique_window(text: str, offset: int, delete_length: int) -> tuple[int, int]:
     """The shortest span ``[start, end)`` of ``text`` holding ``[offset, offset + delete_length)``
     (touching ``offset`` for an insertion) whose text occurs exactly once in ``text``
     (:func:`occurrences`), leftmost first. The whole text always occurs once, so there
-    is one; an empty text gives ``(0, 0)``."""
+    is one; an empty text gives ``(0, 0)``.
+
+    The starts are taken from the edit leftwards, each checked at the widest width that
+    could still beat the best quote so far (uniqueness only grows with the width: a
+    second copy of a quote holds a second copy of its prefix); a unique one is narrowed
+    by bisection. A copy found elsewhere is carried one byte left while the bytes before
+    the quote and before its copy agree, so a long periodic run (the wide draws tile a
+    unit over kilobytes) costs one comparison per start, not a search; and the scan
+    stops once the edit alone is wider than the best quote. The search by width then
+    start, with an overlapping count each time, took minutes on a kilobyte of repeated
+    text and ran into the tool server's request timeout."""
     if not text:
         return 0, 0
-    end_of_edit = offset + delete_length
-    for width in range(max(1, delete_length), len(text) + 1):
-        for start in range(max(0, end_of_edit - width), min(offset, len(text) - width) + 1):
-            if occurrences(text, text[start : start + width]) == 1:
-                return start, start + width
-    return 0, len(text)  # pragma: no cover - the whole text occurs once
+    length, end_of_edit = len(text), offset + delete_length
+    best_start, best_width = 0, length
+    copy, copied = -1, 0  # text[start : start + copied] also occurs at copy (copy != start)
+    for start in range(min(offset, length - 1), -1, -1):
+        if copy > 0 and copied and text[start] == text[copy - 1]:
+            copy, copied = copy - 1, copied + 1  # the copy, one byte longer to the left
+        else:
+            copy, copied = -1, 0
+        lowest = max(1, delete_length, end_of_edit - start)
+        if lowest > best_width:
+            break  # further left, the edit alone is wider than the best quote
+        highest = min(best_width, length - start)
+        if lowest > highest or copied >= highest:
+            continue
+        elsewhere = _other_copy(text, start, highest)
+        if elsewhere >= 0:
+            copy, copied = elsewhere, highest
+            continue
+        lowest = max(lowest, copied + 1)
+        while lowest < highest:  # the narrowest unique width in [lowest, highest]
+            middle = (lowest + highest) // 2
+            if _other_copy(text, start, middle) < 0:
+                highest = middle
+            else:
+                lowest = middle + 1
+        if highest <= best_width:  # equal: the start further left wins
+            best_start, best_width = start, highest
+    return best_start, best_start + best_width
 
 
 class EditedFile(FileBuffer):
