@@ -123,24 +123,8 @@ def test_the_focused_targets_set_aside_only_unterminated_texts(
     assert finding.applies(state, ApplyDiff(0, "content", (hunk,))) is covered
 
 
-#: Pages whose embedded certificate predates the wide draws (issue 23) and was measured to
-#: differ on the final tree before the page could be regenerated: the next session runs
-#: ``python docs/certifications/regenerate.py openhands.md``, re-reads the summary, and
-#: empties this set.
-NOT_YET_REGENERATED = frozenset({"openhands-editor"})
-
-
-def _as_documented(documented: Documented) -> object:
-    if documented.target in NOT_YET_REGENERATED:
-        return pytest.param(
-            documented, id=documented.target,
-            marks=pytest.mark.xfail(reason="page predates the wide draws (issue 23); regenerate it", strict=False),
-        )
-    return pytest.param(documented, id=documented.target)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("documented", [_as_documented(d) for d in DOCUMENTED])
+@pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
 def test_verdicts_are_as_documented(documented: Documented) -> None:
     certificate = certified_as_documented(documented)
     s1 = certificate.results["S1"]
@@ -311,6 +295,8 @@ class UndoFinding:
     left: bytes
 
 
+#: How many versions of a file the editor keeps as shipped (finding 7).
+SHIPPED = openhands_editor.SHIPPED_HISTORY
 UNDO_FINDINGS = [
     UndoFinding(
         "unchanging_edit_refused",
@@ -327,6 +313,14 @@ UNDO_FINDINGS = [
         (Splice(0, 0, b"a"), Rollback(2)),
         "UnreachableRollbackError",
         b"",  # the first undo done: the model keeps b"a"
+    ),
+    UndoFinding(
+        "default_history_capped",  # finding 7 on an unbounded buffer: the shipped history of 10 versions
+        "openhands-editor",
+        b"",
+        (*(Splice(0, 0, b"a") for _ in range(SHIPPED + 1)), Rollback(SHIPPED + 1)),
+        "UnreachableRollbackError",
+        b"a",  # ten undos done, the eleventh refused: the model undoes all eleven, to b""
     ),
 ]
 

@@ -79,7 +79,9 @@ THIRD_PARTY_TARGETS: dict[str, str | Focused] = {
     "openhands-str-replace-focused": Focused("openhands-str-replace", "diff_applier.toml"),
     "codex-apply-patch-focused": Focused("codex-apply-patch", "codex.toml"),
     "serena-replace-content-focused": Focused("serena-replace-content", "diff_applier.toml"),
-    "openhands-editor-focused": Focused("openhands-editor", "openhands.toml"),
+    "openhands-editor-focused": Focused(
+        "openhands-editor", "openhands.toml", also=("rollcert.targets.adapters.openhands_editor:DEFAULT_HISTORY_CAPPED",)
+    ),
 }
 
 

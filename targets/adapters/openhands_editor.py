@@ -14,13 +14,22 @@ tool server run under that venv's Python, ``targets/tool_servers/openhands_serve
   ``history_bound`` of policy ``evict_oldest``): R0, R2 and R6 are assessed.
 - ``openhands-str-replace``: capability ``diffs`` — an apply is one ``str_replace``
   per run of touched whole lines: S1 is assessed.
+
+An unbounded buffer gets the history ``OHEditor`` ships, the last 10 versions of a
+file; the long histories every run now reaches go past it, and there the eleventh
+undo fails with "No edit history found" where an unbounded log undoes it (a finding,
+``DEFAULT_HISTORY_CAPPED``, which the focused target sets aside, as textual's
+``DEFAULT_HISTORY_CAPPED`` for its 50 batches).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rollcert.model.operations import Splice
+from rollcert.model.reference import ModelState
 from rollcert.targets import tool_servers
+from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
 
 #: The PyPI distribution and the exact version certified (docs/certifications/openhands.md).
@@ -33,6 +42,27 @@ ENVIRONMENT = "openhands-aci"
 ALPHABET = b"ab12XY\n "
 SERVER = Path(tool_servers.__file__).resolve().parent / "openhands_server.py"
 MODES = ("editor", "str-replace")
+#: How many versions of a file ``OHEditor``'s own ``FileHistoryManager`` keeps.
+SHIPPED_HISTORY = 10
+
+
+def _past_the_shipped_history(state: object, operation: object) -> bool:
+    return (
+        isinstance(state, ModelState)
+        and state.capacity is None
+        and isinstance(operation, Splice)
+        and state.depth >= SHIPPED_HISTORY
+    )
+
+
+#: What an unbounded buffer of ``openhands-editor`` does past the editor's shipped history.
+DEFAULT_HISTORY_CAPPED = KnownFinding(
+    "default_history_capped",
+    f"an unbounded buffer keeps the editor's shipped history of {SHIPPED_HISTORY} versions: "
+    "an edit past it drops the oldest, and undoing every edit fails at the one it dropped",
+    _past_the_shipped_history,
+    unreachable=("depth_past_16", "depth_past_64"),
+)
 
 
 def server_command(python: Path, mode: str) -> list[str]:
