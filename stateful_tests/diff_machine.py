@@ -42,11 +42,11 @@ from rollcert.model.contract import Hunk
 from rollcert.model.contract import Region
 from rollcert.model.diffs import DiffModelState
 from rollcert.model.diffs import DiffOutcome
+from rollcert.model.diffs import content_alignments
 from rollcert.model.diffs import diff_step
 from rollcert.model.diffs import initial_diff_state
 from rollcert.model.diffs import locate
 from rollcert.model.diffs import reject_apply
-from rollcert.model.diffs import same_bytes_alignments
 from rollcert.model.errors import StaleBaseError
 from rollcert.model.errors import error_kind
 from rollcert.model.operations import ApplyDiff
@@ -110,7 +110,8 @@ IMPRECISE = "imprecise: refused a diff the rule accepts, changing nothing"
 #: were only rewritten with equal bytes (allowed, not required; counted apart).
 EQUAL_BYTES = "accepted over reads rewritten with equal bytes (allowed, not required)"
 #: The reading of an edit (a tool write, or the agent's own) placed at another
-#: offset with the same bytes as a result (``model.diffs.same_bytes_alignments``):
+#: offset with the same bytes as a result (``model.diffs.content_alignments``: an
+#: insertion slides as a deletion does, its bytes read at the other place):
 #: allowed, not required; the steps judged right only under such a reading are
 #: counted as ``alignment_accepted``.
 ALIGNED = "the same edit aligned elsewhere, leaving the same bytes (allowed, not required)"
@@ -462,8 +463,10 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         if not isinstance(operation, (Splice, ToolWrite)):
             return ()
         return tuple(
-            Reading(diff_step(state, replace(operation, offset=other)).state, None, ALIGNED, optional=True)
-            for other in same_bytes_alignments(state.content, operation.offset, operation.delete_length, operation.insert)
+            Reading(diff_step(state, replace(operation, offset=other, insert=inserted)).state, None, ALIGNED, optional=True)
+            for other, inserted in content_alignments(
+                state.content, operation.offset, operation.delete_length, operation.insert
+            )
         )
 
     # -- the system under test ------------------------------------------------------------

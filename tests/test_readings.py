@@ -19,6 +19,7 @@ import pytest
 
 from rollcert.model.contract import Hunk
 from rollcert.model.contract import Region
+from rollcert.model.diffs import content_alignments
 from rollcert.model.diffs import same_bytes_alignments
 from rollcert.model.errors import DivergenceError
 from rollcert.model.operations import ApplyDiff
@@ -97,6 +98,44 @@ def test_the_alignments_of_an_edit_are_the_offsets_that_leave_the_same_bytes() -
     assert same_bytes_alignments(b"aa", 0, 0, b"a") == (1, 2)
     assert same_bytes_alignments(b"abc", 0, 1, b"") == ()
     assert same_bytes_alignments(b"ab", 5, 1, b"") == ()  # not an edit of this buffer: none
+
+
+def test_an_insertion_slides_as_a_deletion_does() -> None:
+    """Inserting '\nb' before the last line break of 'aaaaaaa\n' leaves the bytes that
+    inserting 'b\n' after it leaves: content cannot tell which line break is the new
+    one. The deletion's dual ('\nd' or 'd\n' deleted), read with the bytes at the
+    other place; the same-bytes alignments leave it out."""
+    assert content_alignments(b"aaaaaaa\n", 7, 0, b"\nb") == ((8, b"b\n"),)
+    assert same_bytes_alignments(b"aaaaaaa\n", 7, 0, b"\nb") == ()
+    assert content_alignments(b"a\nd\nb", 1, 2, b"") == ((2, b""),)
+    assert content_alignments(b"xay", 1, 1, b"bc") == ()  # a replacement that cannot slide
+
+
+class _RotatedContentOnly(BundledDiffAdapter):
+    """Sees an edit only as the bytes it leaves, and makes it at the last place of
+    :func:`content_alignments` (with the bytes read there): a tool that rewrites the
+    whole file and diffs it by lines."""
+
+    def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
+        last = max(((offset, insert), *content_alignments(bytes(self.read()), offset, delete_length, insert)))
+        super().splice(last[0], delete_length, last[1])
+
+
+#: 'aaaaaaa\n', the agent inserts '\nb' at 7 (before the line break); a diff on the
+#: snapshot inserts 'X' at 7, reading the 'a' and the line break around it.
+ROTATED_TRACE: list[Operation] = [
+    TakeSnapshot(),
+    Splice(7, 0, b"\nb"),
+    ApplyDiff(0, "content", (Hunk(7, 7, b"X"),)),
+]
+
+
+def test_a_rotated_insertion_is_a_reading_of_the_same_bytes() -> None:
+    # The model's alignment splits the read region (refuse); the target's keeps it whole
+    # (accept, giving 'aaaaaaaX\nb\n'): allowed, counted, never a violation.
+    tallies = _judged(DIFFS, _diff_target(_RotatedContentOnly), BufferConfig(b"aaaaaaa\n"), ROTATED_TRACE)
+    assert tallies["optional_reading_needed"] == 1
+    assert DIFFS.figures(tallies)["alignment_accepted"] == 1.0
 
 
 def test_a_content_only_applier_is_judged_under_the_alignment_it_chose() -> None:
