@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import OWN_PEAK_KIB
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
@@ -190,11 +191,10 @@ def test_drawing_costs_memory_in_proportion_to_the_file(tmp_path: Path) -> None:
     counterexample["steps"] = [dict(counterexample["steps"][0], operation=splice, index=n + 1) for n in range(900)]
     path = tmp_path / "c.json"
     path.write_text(json.dumps(record), encoding="utf-8")
-    code = (
-        "import resource, sys\n"
+    code = OWN_PEAK_KIB + (
         "from rollcert.command.cli import main\n"
         f"status = main(['html', {str(path)!r}, {str(tmp_path / 'c.html')!r}])\n"
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+        "peak = own_peak_kib() * 1024\n"
         "print(status, peak)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)

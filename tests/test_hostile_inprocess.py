@@ -26,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _helpers import OWN_PEAK_KIB
 
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import PROFILES
@@ -365,12 +366,12 @@ def test_a_factory_that_is_slow_to_build_meets_the_call_timeout(monkeypatch: pyt
 
 
 #: Runs rollcert's CLI with stdout and stderr thrown away, then writes its own peak RSS (KiB) to argv[1].
-PEAK_RSS = """
-import resource, sys
+PEAK_RSS = OWN_PEAK_KIB + """
+import sys
 from rollcert.command.cli import main
 status = main(sys.argv[2:])
 with open(sys.argv[1], "w") as peak:
-    peak.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+    peak.write(str(own_peak_kib()))
 sys.exit(status)
 """
 

@@ -9,8 +9,8 @@ what a user must be able to rely on:
 
 - the verdict is ``error`` (exit status 2) with a reason naming the attack —
   never ``violated``, never a traceback;
-- rollcert's own peak memory (``ru_maxrss`` of the rollcert process, read in
-  that process) stays under 300 MB;
+- rollcert's own peak memory (``VmHWM`` of the rollcert process, read in
+  that process: see ``_helpers.OWN_PEAK_KIB``) stays under 300 MB;
 - no process is left behind: every server's process group is gone
   (``os.killpg(pgid, 0)`` raises ``ProcessLookupError``) and no process carries
   the run's marker in its environment;
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _helpers import OWN_PEAK_KIB
 
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import HarnessError
@@ -41,12 +42,12 @@ FAKES = Path(__file__).parent / "fake_servers"
 #: rollcert's own peak memory must stay below this, whatever the server sends.
 MEMORY_LIMIT_KB = 300 * 1024
 #: Runs rollcert's CLI, then writes its own peak RSS (KiB) to argv[1].
-RUN_ROLLCERT = """
-import resource, sys
+RUN_ROLLCERT = OWN_PEAK_KIB + """
+import sys
 from rollcert.command.cli import main
 status = main(sys.argv[2:])
 with open(sys.argv[1], "w") as peak:
-    peak.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+    peak.write(str(own_peak_kib()))
 sys.exit(status)
 """
 MARKER_VARIABLE = "ROLLCERT_HOSTILE_TEST_MARKER"
