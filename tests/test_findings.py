@@ -76,7 +76,12 @@ def test_registered_focused_targets_load_their_findings_file() -> None:
 
     target = resolve_target("textual-focused")
     assert target.name == "textual-focused"
-    assert [f.name for f in target.set_aside] == [f.name for f in load_findings(FINDINGS_DIR / "textual.toml")]
+    # The file's findings, then the one only Python states (Focused.also): the history cap.
+    assert [f.name for f in target.set_aside] == [
+        *(f.name for f in load_findings(FINDINGS_DIR / "textual.toml")),
+        "default_history_capped",
+    ]
+    assert target.set_aside[-1].unreachable == ("depth_past_64",)
 
 
 def test_findings_files_are_package_data() -> None:
