@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from dataclasses import replace
+from functools import partial
 from importlib import metadata
 
 from rollcert.model.contract import check_splice_arguments
@@ -167,6 +168,23 @@ UNDO_PAST_HORIZON_IGNORED = KnownFinding(
     "undo with nothing left to undo does nothing and succeeds instead of raising UnreachableRollbackError",
     _is_past_horizon,
 )
+
+
+def _past_the_cap(limit: int, state: object, operation: object) -> bool:
+    return (
+        isinstance(state, ModelState)
+        and state.capacity is None
+        and isinstance(operation, Splice)
+        and state.depth >= limit
+    )
+
+
+def history_capped(limit: int, description: str, unreachable: tuple[str, ...] = ()) -> KnownFinding:
+    """The finding of a package whose *unbounded* history silently keeps only its
+    newest ``limit`` records (textual's 50 batches, OpenHands' 10 versions): every
+    splice from depth ``limit`` on, set aside by a focused target, with the depth
+    dimensions that then cannot be reached."""
+    return KnownFinding("default_history_capped", description, partial(_past_the_cap, limit), unreachable=unreachable)
 
 
 def focused(target: Target, *findings: KnownFinding) -> Target:

@@ -26,11 +26,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollcert.model.operations import Splice
-from rollcert.model.reference import ModelState
 from rollcert.targets import tool_servers
-from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import history_capped
 
 #: The PyPI distribution and the exact version certified (docs/certifications/openhands.md).
 REQUIREMENT = "openhands-aci==0.3.3"
@@ -46,21 +44,11 @@ MODES = ("editor", "str-replace")
 SHIPPED_HISTORY = 10
 
 
-def _past_the_shipped_history(state: object, operation: object) -> bool:
-    return (
-        isinstance(state, ModelState)
-        and state.capacity is None
-        and isinstance(operation, Splice)
-        and state.depth >= SHIPPED_HISTORY
-    )
-
-
 #: What an unbounded buffer of ``openhands-editor`` does past the editor's shipped history.
-DEFAULT_HISTORY_CAPPED = KnownFinding(
-    "default_history_capped",
+DEFAULT_HISTORY_CAPPED = history_capped(
+    SHIPPED_HISTORY,
     f"an unbounded buffer keeps the editor's shipped history of {SHIPPED_HISTORY} versions: "
     "an edit past it drops the oldest, and undoing every edit fails at the one it dropped",
-    _past_the_shipped_history,
     unreachable=("depth_past_16", "depth_past_64"),
 )
 

@@ -37,13 +37,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rollcert.model.operations import Splice
-from rollcert.model.reference import ModelState
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import HistoryBound
-from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
+from rollcert.targets.adapters import history_capped
 from rollcert.targets.adapters import require_package
 from rollcert.targets.adapters.text_package import TextPackageAdapter
 
@@ -56,21 +54,11 @@ PACKAGE = "textual"
 DEFAULT_MAX_CHECKPOINTS = 50
 
 
-def _past_the_default_history(state: object, operation: object) -> bool:
-    return (
-        isinstance(state, ModelState)
-        and state.capacity is None
-        and isinstance(operation, Splice)
-        and state.depth >= DEFAULT_MAX_CHECKPOINTS
-    )
-
-
 #: What an unbounded buffer of this target does past the widget's default history.
-DEFAULT_HISTORY_CAPPED = KnownFinding(
-    "default_history_capped",
+DEFAULT_HISTORY_CAPPED = history_capped(
+    DEFAULT_MAX_CHECKPOINTS,
     f"an unbounded TextArea keeps the newest {DEFAULT_MAX_CHECKPOINTS} undo batches: "
     "a deeper history silently drops the oldest",
-    _past_the_default_history,
     unreachable=("depth_past_64",),
 )
 
