@@ -120,6 +120,17 @@ ROLLBACK_SPECIMENS = (
     "no_divergence_check",
     "evict_newest",
 )
+#: Issue 23's specimens whose bug lives in the *data* (bytes past 0x7F, CRLF,
+#: characters, record sizes): the classes a plain ``st.binary()`` machine finds
+#: and the small-scope draws alone did not.
+WORLD_SPECIMENS = (
+    "text_decoded_log",
+    "crlf_normalising_undo",
+    "character_column",
+    "record_cut_at_128",
+)
+#: ``--specimens all``: every in-memory rollback specimen both machines can drive.
+SIDE_BY_SIDE_SPECIMENS = ROLLBACK_SPECIMENS + WORLD_SPECIMENS
 
 #: 400: the quick profile's examples per round times its rounds.
 PLAIN_MAX_EXAMPLES = PROFILES["quick"].max_examples * PROFILES["quick"].rounds
@@ -410,6 +421,28 @@ def run_plain_budgeted(
     return PlainRun(**json.loads(lines[-1]))
 
 
+class FirstViolationClock:
+    """A progress sink that notes when rollcert's run first saw a violation, before
+    its minimiser starts: the figure the plain machine's ``first_failure`` is."""
+
+    def __init__(self) -> None:
+        self.begun = time.perf_counter()
+        self.first_violation: float | None = None
+
+    def started(self, property_id: str, budget: object) -> None:
+        pass
+
+    def advanced(self, property_id: str, examples: int, steps: int) -> None:
+        pass
+
+    def violation(self, property_id: str, text: str) -> None:
+        if self.first_violation is None:
+            self.first_violation = time.perf_counter() - self.begun
+
+    def finished(self, property_id: str, verdict: str, detail: str) -> None:
+        pass
+
+
 def _summary(
     shortest: int | None, found: list[bool], lengths: list[int | None], seconds: list[float]
 ) -> dict[str, Any]:
@@ -459,12 +492,20 @@ def compare(
         for index in range(max(seeds, rollcert_seeds or 0)):
             seed = first_seed + index
             if index < (rollcert_seeds or seeds):
-                started = time.perf_counter()
-                result = certify_property(specimen.target, story, profile, seed)
-                seconds = time.perf_counter() - started
+                clock = FirstViolationClock()
+                result = certify_property(specimen.target, story, profile, seed, progress=clock)
+                seconds = time.perf_counter() - clock.begun
                 found = result.verdict == "violated" and result.counterexample is not None
                 length = len(result.counterexample.steps) if found and result.counterexample else None
-                ours.append({"seed": seed, "found": found, "length": length, "seconds": seconds})
+                ours.append(
+                    {
+                        "seed": seed,
+                        "found": found,
+                        "length": length,
+                        "seconds": seconds,
+                        "first_failure_seconds": clock.first_violation,
+                    }
+                )
             if index < seeds:
                 plain.append(run_plain_budgeted(name, seed, budget, max_examples, alphabet))
                 plain_seeds.append(seed)
@@ -500,6 +541,12 @@ def compare(
         plain_summary["runs_detail"] = [
             {"seed": n, **r.__dict__} for n, r in zip(plain_seeds, plain, strict=True)
         ]
+        ours_firsts = [
+            r["first_failure_seconds"] for r in ours if r["found"] and r["first_failure_seconds"] is not None
+        ]
+        ours_summary["median_seconds_to_first_failure"] = (
+            round(statistics.median(ours_firsts), 3) if ours_firsts else None
+        )
         ours_summary["runs_detail"] = ours
         ratio = plain_summary["median_seconds"] / ours_summary["median_seconds"]
         rows[name] = {
@@ -577,7 +624,9 @@ def throughput(
 
 
 def print_throughput(rows: dict[str, dict[str, Any]]) -> None:
-    print(f"{'prop':<6}{'rollcert steps/s':>18}{'plain steps/s':>15}{'ratio (median)':>16}{'ratio (min)':>13}  >= 1?")
+    print(
+        f"{'prop':<6}{'rollcert steps/s':>18}{'plain steps/s':>15}{'ratio (median)':>16}{'ratio (min)':>13}  >= 1?"
+    )
     for property_id, row in rows.items():
         ratio = row["ratio_median_of_pairs"]
         print(
@@ -616,6 +665,7 @@ def print_table(rows: dict[str, dict[str, Any]]) -> None:
             f"{plain['median_seconds']:>7}{plain['max_seconds']:>7}{'-' if shrink is None else shrink:>7} "
             f"| {ratio:>7}  {_verdict(row)}"
         )
+    print_first_violations(rows)
     for name, row in rows.items():
         print(
             f"  {name}: rollcert lengths {row['rollcert']['lengths']}, plain lengths {row['plain']['lengths']}"
@@ -623,6 +673,33 @@ def print_table(rows: dict[str, dict[str, Any]]) -> None:
         )
         for error in row["plain"]["errors"]:
             print(f"    plain error: {error}")
+
+
+def first_violation_verdict(row: dict[str, Any]) -> str:
+    """Issue 23's reading of one row: does rollcert find what the plain machine
+    finds, and see its first violation sooner (medians over the runs that found it)?"""
+    ours, plain = row["rollcert"], row["plain"]
+    if not plain["found"]:
+        return "only rollcert finds it" if ours["found"] else "neither finds it"
+    if not ours["found"]:
+        return "MISSED: the plain machine finds it, rollcert does not"
+    if ours["found"] < plain["found"]:
+        return "MISSED on some seeds the plain machine finds it on"
+    faster = ours["median_seconds_to_first_failure"] <= plain["median_seconds_to_first_failure"]
+    return "rollcert sooner" if faster else "SLOWER: the plain machine sees it first"
+
+
+def print_first_violations(rows: dict[str, dict[str, Any]]) -> None:
+    """Seconds to the first violation (before any shrinking), side by side."""
+    print(f"\n{'specimen':<24}{'rollcert found':>15}{'first s':>9}{'plain found':>13}{'first s':>9}  reading")
+    for name, row in rows.items():
+        ours, plain = row["rollcert"], row["plain"]
+        ours_first = ours.get("median_seconds_to_first_failure")
+        plain_first = plain.get("median_seconds_to_first_failure")
+        print(
+            f"{name:<24}{_of(ours, 'found'):>15}{'-' if ours_first is None else ours_first:>9}"
+            f"{_of(plain, 'found'):>13}{'-' if plain_first is None else plain_first:>9}  {first_violation_verdict(row)}"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -633,7 +710,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="seconds per plain run")
     parser.add_argument("--max-examples", type=int, default=PLAIN_MAX_EXAMPLES)
     parser.add_argument("--alphabet", choices=("bytes", "printable"), default="bytes")
-    parser.add_argument("--specimens", help="comma-separated (default: the rollback-class specimens)")
+    parser.add_argument(
+        "--specimens",
+        help="comma-separated, or 'all' (the rollback-class and world specimens; default: the rollback-class ones)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--throughput", action="store_true", help="steps per second on the bundled implementation instead"
@@ -649,7 +729,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.json is not None:
             args.json.write_text(json.dumps(rates, indent=2) + "\n")
         return
-    names = tuple(args.specimens.split(",")) if args.specimens else ROLLBACK_SPECIMENS
+    if args.specimens == "all":
+        names = SIDE_BY_SIDE_SPECIMENS
+    else:
+        names = tuple(args.specimens.split(",")) if args.specimens else ROLLBACK_SPECIMENS
     rows = compare(
         args.seeds,
         args.budget,

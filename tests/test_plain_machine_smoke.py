@@ -34,3 +34,27 @@ def test_plain_machine_has_rollcerts_rules(property_id: str) -> None:
     machine = build_plain_machine(target, property_id)
     for name in rules_for(property_id, target.capabilities):
         assert hasattr(machine, name)
+
+
+def _row(ours_found: int, ours_first: float | None, plain_found: int, plain_first: float | None) -> dict[str, object]:
+    return {
+        "rollcert": {"found": ours_found, "runs": 3, "median_seconds_to_first_failure": ours_first},
+        "plain": {"found": plain_found, "runs": 3, "median_seconds_to_first_failure": plain_first},
+    }
+
+
+@pytest.mark.parametrize(
+    ("row", "reading"),
+    [
+        (_row(3, 0.2, 3, 0.5), "rollcert sooner"),
+        (_row(3, 0.9, 3, 0.5), "SLOWER: the plain machine sees it first"),
+        (_row(0, None, 2, 0.5), "MISSED: the plain machine finds it, rollcert does not"),
+        (_row(1, 0.1, 2, 0.5), "MISSED on some seeds the plain machine finds it on"),
+        (_row(3, 0.2, 0, None), "only rollcert finds it"),
+        (_row(0, None, 0, None), "neither finds it"),
+    ],
+)
+def test_the_side_by_side_reading_says_who_found_it_first(row: dict[str, object], reading: str) -> None:
+    from benchmarks.plain_machine import first_violation_verdict
+
+    assert first_violation_verdict(row) == reading  # type: ignore[arg-type]
