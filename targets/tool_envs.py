@@ -23,6 +23,7 @@ the venv with that interpreter, found by :func:`find_interpreter`.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -31,6 +32,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import replace
 from pathlib import Path
@@ -115,6 +118,24 @@ def _run(command: list[str], what: str, by_hand: str, env: dict[str, str] | None
         raise TargetError(f"{what} failed (exit status {done.returncode}):\n{tail}\nrun by hand: {by_hand}")
 
 
+@contextmanager
+def _building(name: str) -> Iterator[None]:
+    """Hold the lock of environment ``name`` (a ``flock`` on a file beside it).
+
+    Two processes that want the same environment at once — ``certify -j 2`` on a
+    served tool, two pytest-xdist workers — would otherwise both find it missing,
+    and the second's ``rmtree`` would pull the first one's half-built venv out from
+    under it. The lock is the kernel's: it goes with the process that held it."""
+    root = environments_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{name}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _build(
     folder: Path, recipe: _Recipe, steps: list[tuple[list[str], str]], env: dict[str, str] | None
 ) -> None:
@@ -193,15 +214,18 @@ def python_environment(name: str, requirements: list[str], python_version: str |
     recipe = _Recipe("python", name, _check_pins(requirements, "=="), interpreter=os.path.realpath(maker))
     folder = environments_root() / name
     python = folder / "bin" / "python"
-    if not _is_current(folder, recipe, python):
-        steps = [
-            ([maker, "-m", "venv", str(folder)], f"creating the venv {folder}"),
-            (
-                [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *recipe.pins],
-                f"pip install {' '.join(recipe.pins)} into {folder}",
-            ),
-        ]
-        _build(folder, recipe, steps, None)
+    if _is_current(folder, recipe, python):
+        return python
+    with _building(name):
+        if not _is_current(folder, recipe, python):  # another process may have built it meanwhile
+            steps = [
+                ([maker, "-m", "venv", str(folder)], f"creating the venv {folder}"),
+                (
+                    [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *recipe.pins],
+                    f"pip install {' '.join(recipe.pins)} into {folder}",
+                ),
+            ]
+            _build(folder, recipe, steps, None)
     return python
 
 
@@ -221,10 +245,13 @@ def node_environment(name: str, packages: list[str]) -> Path:
         )
     recipe = _Recipe("node", name, pins)
     folder = environments_root() / name
-    if not _is_current(folder, recipe, folder / "node_modules"):
-        npm = shutil.which("npm") or "npm"
-        command = [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--save-exact", *pins]
-        _build(folder, recipe, [(command, f"npm install {' '.join(pins)} into {folder}")], None)
+    if _is_current(folder, recipe, folder / "node_modules"):
+        return folder
+    with _building(name):
+        if not _is_current(folder, recipe, folder / "node_modules"):  # another process may have built it meanwhile
+            npm = shutil.which("npm") or "npm"
+            command = [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--save-exact", *pins]
+            _build(folder, recipe, [(command, f"npm install {' '.join(pins)} into {folder}")], None)
     return folder
 
 

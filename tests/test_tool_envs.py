@@ -106,7 +106,9 @@ def test_a_tool_that_needs_another_python_gets_a_venv_made_by_it(
     """OpenHands' editor needs Python 3.12: its venv is made by a real 3.12, found by version."""
     runs = _fake_runs(monkeypatch)
     found = tool_envs.find_interpreter("3.12")
-    done = subprocess.run([found, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    done = subprocess.run(
+        [found, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True
+    )
     assert done.stdout.strip() == "(3, 12)"
     python_environment("tool", ["pkg==1.0"], python_version="3.12")
     assert runs[0][0] == found
@@ -124,3 +126,32 @@ def test_a_python_version_that_is_not_here_says_what_was_tried(monkeypatch: pyte
     monkeypatch.setenv("PYENV_ROOT", "/nonexistent")
     with pytest.raises(TargetError, match=r"needs Python 3\.99, and none runs here \(tried .*python3\.99"):
         tool_envs.find_interpreter("3.99")
+
+
+def test_two_processes_wanting_the_same_environment_build_it_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two pytest-xdist workers (or ``certify -j 2`` on a served tool) asking at once:
+    the second waits on the first's lock and then finds the environment made."""
+    import threading
+    import time
+
+    runs = _fake_runs(monkeypatch)
+    slow_run = tool_envs._run
+
+    def run(command: list[str], what: str, by_hand: str, env: dict[str, str] | None = None) -> None:
+        time.sleep(0.05)  # long enough for the other thread to arrive while this one builds
+        slow_run(command, what, by_hand, env)
+
+    monkeypatch.setattr(tool_envs, "_run", run)
+    made: list[Path] = []
+    threads = [
+        threading.Thread(target=lambda: made.append(python_environment("tool", ["pkg==1.0"])))
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == [tmp_path / "tool" / "bin" / "python"] * 2
+    assert len(runs) == 2, runs  # one venv, one pip install: not two builds, the second undoing the first
