@@ -74,6 +74,8 @@ SECOND_LOOK = "right under a reading the target cannot tell from the model's (an
 #: How many model readings a session carries at most. Each split needs a step
 #: the target cannot be seen through; past this the run is not worth judging.
 MAX_READINGS = 64
+#: Up to this many surviving readings a step's matches are told apart by a scan.
+_SCAN_UP_TO = 8
 
 
 #: Seconds one call of an in-process target (an operation and the observation
@@ -413,6 +415,11 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         considered: list[Reading[StateT]] = []
         survivors: list[StateT] = []
         survivors_optional: list[bool] = []
+        # Past a few survivors, a set of them instead of a scan per reading: a tool
+        # write on a long repetitive buffer has thousands of alignments, and the
+        # scan was quadratic in them. (Not from the start: hashing a diff state
+        # walks its whole history, where comparing one or two is cheap.)
+        seen_states: set[StateT] | None = None
         matched: Reading[StateT] | None = None
         allowed: dict[Observed, None] = {}
         for inherited, prediction in zip(flags, narrowed, strict=True):
@@ -420,11 +427,17 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 considered.append(reading)
                 seen = self.observe_model(reading.state, reading.error)
                 allowed[seen] = None
-                if seen == actual:
-                    matched = matched or reading
-                    if reading.state not in survivors:
-                        survivors.append(reading.state)
-                        survivors_optional.append(inherited or reading.optional)
+                if seen != actual:
+                    continue
+                matched = matched or reading
+                if seen_states is None and len(survivors) >= _SCAN_UP_TO:
+                    seen_states = set(survivors)
+                if reading.state in (survivors if seen_states is None else seen_states):
+                    continue
+                survivors.append(reading.state)
+                survivors_optional.append(inherited or reading.optional)
+                if seen_states is not None:
+                    seen_states.add(reading.state)
         return considered, survivors, survivors_optional, matched, allowed
 
     def _look_again(self) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]]]:
