@@ -50,6 +50,7 @@ from rollcert.stateful_tests.verdicts import HistoryCall
 from rollcert.stateful_tests.verdicts import OrderedCall
 from rollcert.stateful_tests.verdicts import PropertyResult
 from rollcert.stateful_tests.verdicts import StuckCall
+from rollcert.stateful_tests.world import byte_set_of
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import KnownFinding
@@ -303,6 +304,9 @@ def _world(stored: object) -> dict[str, Any]:
             }
         elif key in ("narrowed",):
             world[key] = bool(value)
+        elif key == "bytes_sent":
+            if byte_set_of(value) is not None:  # anything but 64 hex digits is dropped, never shown
+                world[key] = value
         elif isinstance(value, bool) or not isinstance(value, (int, str)):
             continue  # a key a later release adds: never read
         else:

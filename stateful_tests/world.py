@@ -341,6 +341,7 @@ def world_report(world: World, tally: WorldTally, required: Iterable[Dimension],
         "declared": declared,
         "narrowed": world.narrowed,
         "distinct_bytes_sent": tally.distinct_bytes(),
+        "bytes_sent": byte_set_text(tally.bytes_sent),
         "largest_buffer": tally.largest_buffer,
         "largest_insert": tally.largest_insert,
         "largest_delete": tally.largest_delete,
@@ -355,10 +356,24 @@ WORLD_EXTREMES = ("distinct_bytes_sent", "largest_buffer", "largest_insert", "la
 _DESCRIPTIONS = {d.name: d.description for d in DIMENSIONS}
 
 
+def byte_set_text(byte_set: int) -> str:
+    """A set of byte values (bit ``b`` for byte ``b``) as the 64 hex digits a world record keeps."""
+    return f"{byte_set:064x}"
+
+
+def byte_set_of(text: object) -> int | None:
+    """The set :func:`byte_set_text` wrote, or ``None`` for anything else (an older record)."""
+    if isinstance(text, str) and len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+        return int(text, 16)
+    return None
+
+
 def merge_worlds(worlds: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """One world record from several runs' (the rounds of a sharded property, or
     every property of a certificate): each extreme the largest, each dimension's
-    count the sum, what was not exercised by any of them. Empty if none explored data."""
+    count the sum, what was not exercised by any of them; the distinct bytes sent
+    counted over the union of the byte sets (the largest count, if a record has
+    none). Empty if none explored data."""
     worlds = [w for w in worlds if w]
     if not worlds:
         return {}
@@ -369,11 +384,23 @@ def merge_worlds(worlds: Iterable[dict[str, Any]]) -> dict[str, Any]:
             dimensions[name] = dimensions.get(name, 0) + int(count)
         not_exercised.update(dict(world.get("not_exercised") or {}))
     first = worlds[0]
+    extremes: dict[str, Any] = {key: max(int(w.get(key, 0)) for w in worlds) for key in WORLD_EXTREMES}
+    byte_sets = [byte_set_of(w.get("bytes_sent")) for w in worlds]
+    if all(byte_set is not None for byte_set in byte_sets):
+        union = 0
+        for byte_set in byte_sets:
+            union |= byte_set or 0
+        # In world_report's order (a sharded certificate is byte for byte the serial one).
+        extremes = {
+            "distinct_bytes_sent": bin(union).count("1"),
+            "bytes_sent": byte_set_text(union),
+            **{key: value for key, value in extremes.items() if key != "distinct_bytes_sent"},
+        }
     return {
         "bytes_drawn_from": first.get("bytes_drawn_from", ""),
         "declared": first.get("declared", {}),
         "narrowed": any(w.get("narrowed") for w in worlds),
-        **{key: max(int(w.get(key, 0)) for w in worlds) for key in WORLD_EXTREMES},
+        **extremes,
         "dimensions": dimensions,
         "not_exercised": {name: why for name, why in not_exercised.items() if name not in dimensions},
     }

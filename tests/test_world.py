@@ -220,3 +220,23 @@ def test_a_narrowed_target_passes_within_its_world() -> None:
     assert result.world["largest_buffer"] <= 300 and result.world["narrowed"]
     assert {"high_byte", "buffer_past_4096", "buffer_past_chunk", "crlf"} <= set(result.world["not_exercised"])
     assert "passed within alphabet" in render_text(CertificateData(narrowed, "quick", 0, {"R2": result}))
+
+
+def test_distinct_bytes_of_several_runs_count_the_union_of_what_each_sent() -> None:
+    """A certificate's world merges its properties': b'ab' sent by one and b'bc' by
+    another is three distinct bytes, not the larger count (two)."""
+    from rollcert.stateful_tests.world import byte_set_of
+    from rollcert.stateful_tests.world import byte_set_text
+    from rollcert.stateful_tests.world import merge_worlds
+
+    def record(sent: bytes) -> dict[str, object]:
+        byte_set = sum(1 << b for b in set(sent))
+        return {"distinct_bytes_sent": len(set(sent)), "bytes_sent": byte_set_text(byte_set), "dimensions": {}}
+
+    merged = merge_worlds([record(b"ab"), record(b"bc")])
+    assert merged["distinct_bytes_sent"] == 3
+    assert byte_set_of(merged["bytes_sent"]) == sum(1 << b for b in b"abc")
+    older = {"distinct_bytes_sent": 2, "dimensions": {}}  # a record written before byte sets were kept
+    assert merge_worlds([record(b"a"), older])["distinct_bytes_sent"] == 2
+    assert "bytes_sent" not in merge_worlds([record(b"a"), older])
+    assert byte_set_of("zz" * 32) is None and byte_set_of(7) is None
