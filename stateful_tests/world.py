@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from rollcert.targets.adapter import Target
@@ -327,6 +328,12 @@ def world_report(world: World, tally: WorldTally, required: Iterable[Dimension],
     """The world a run reached, as the certificate states it (plain JSON values)."""
     required = tuple(required)
     out = world.out_of_world(chunk_matters=chunk_matters)
+    # A dimension a set-aside finding may put out of reach is not required, but a
+    # run that got there anyway (a bounded R6 run past depth 64 behind textual's
+    # 50-batch cap) states it as reached, not as "not exercised". A declared
+    # narrowing is never second-guessed: what the target refuses stays out.
+    declared_out = replace(world, set_aside=()).out_of_world(chunk_matters=chunk_matters)
+    reached_anyway = {name for name, _ in world.set_aside if name not in declared_out and tally.reached[name]}
     declared: dict[str, Any] = {"text": world.text}
     if set(world.wide) != set(ALL_BYTES):
         declared["alphabet"] = bytes(sorted(set(world.wide))).decode("latin-1")
@@ -346,8 +353,10 @@ def world_report(world: World, tally: WorldTally, required: Iterable[Dimension],
         "largest_insert": tally.largest_insert,
         "largest_delete": tally.largest_delete,
         "deepest": tally.deepest,
-        "dimensions": {d.name: tally.reached[d.name] for d in required},
-        "not_exercised": {name: out[name] for name in (d.name for d in DIMENSIONS) if name in out},
+        "dimensions": {d.name: tally.reached[d.name] for d in DIMENSIONS if d in required or d.name in reached_anyway},
+        "not_exercised": {
+            name: out[name] for name in (d.name for d in DIMENSIONS) if name in out and name not in reached_anyway
+        },
     }
 
 

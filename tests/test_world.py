@@ -240,3 +240,27 @@ def test_distinct_bytes_of_several_runs_count_the_union_of_what_each_sent() -> N
     assert merge_worlds([record(b"a"), older])["distinct_bytes_sent"] == 2
     assert "bytes_sent" not in merge_worlds([record(b"a"), older])
     assert byte_set_of("zz" * 32) is None and byte_set_of(7) is None
+
+
+def test_a_set_aside_dimension_reached_anyway_is_stated_reached() -> None:
+    """A finding set aside may put a dimension out of reach (textual's 50-batch
+    history cap: depth past 64); a property whose run got there all the same
+    states it reached, and only one that did not lists it as not exercised."""
+    from rollcert.stateful_tests.world import World
+    from rollcert.stateful_tests.world import WorldTally
+    from rollcert.stateful_tests.world import world_report
+
+    world = World(set_aside=(("depth_past_64", "the finding CAPPED is set aside"),))
+    required = world.required()
+    assert "depth_past_64" not in {d.name for d in required}
+    tally = WorldTally()
+    stayed = world_report(world, tally, required, True)
+    assert stayed["not_exercised"] == {"depth_past_64": "the finding CAPPED is set aside"}
+    assert "depth_past_64" not in stayed["dimensions"]
+    tally.reached["depth_past_64"] = 3
+    went = world_report(world, tally, required, True)
+    assert went["dimensions"]["depth_past_64"] == 3 and "depth_past_64" not in went["not_exercised"]
+    # A declared narrowing stays out whatever was counted.
+    narrow = World(wide=b"ab", letters=b"ab")
+    tally.reached["high_byte"] = 1
+    assert "high_byte" in world_report(narrow, tally, narrow.required(), True)["not_exercised"]
