@@ -64,6 +64,7 @@ from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.properties import OBSERVATIONS
 from rollcert.model.properties import R7
 from rollcert.model.properties import ConcurrentCall
 from rollcert.model.reference import Outcome
@@ -187,11 +188,80 @@ def _random_bytes(rng: random.Random, smallest: int, largest: int) -> bytes:
     return bytes(rng.choice(ALPHABET) for _ in range(rng.randint(smallest, largest)))
 
 
+#: Share of programs (on a target with checkpoints) drawn around a *raced
+#: checkpoint*: one thread takes a checkpoint, perhaps edits, and rolls back to
+#: it, while every other thread's first action is a splice. Drawn freely, a thread
+#: that rolls back to a checkpoint it took itself while another splices is rare
+#: (checkpoint and rollback_to are two kinds in a dozen, and a rollback_to may
+#: name the prefix's): the checkpoint_reads_depth_unlocked specimen, whose
+#: token is only wrong when a splice lands inside checkpoint(), was found in
+#: 0 of 10 seeds. A token is only ever judged by the rollback that uses it.
+RACED_CHECKPOINT_SHARE = 0.25
+
+
+def _action(rng: random.Random, kind: str, known: list[int], labels: Iterator[int]) -> Action:
+    """One thread action of ``kind``; a checkpoint takes the next label and adds it
+    to ``known`` (the labels this thread may roll back to)."""
+    if kind == "splice":
+        return SpliceCall(Splice(rng.randint(0, 6), rng.randint(0, 2), _random_bytes(rng, 0, 3)))
+    if kind == "rollback":
+        return RollbackCall(Rollback(rng.choice((1, 2, 2, 3, 3))))
+    if kind == "checkpoint":
+        label = next(labels)
+        known.append(label)
+        return Checkpoint(label)
+    if kind == "rollback_to":
+        return RollbackToLabel(rng.choice(known)) if known else RollbackCall(Rollback(2))
+    return Observe(kind)
+
+
+def _raced_checkpoint(rng: random.Random, kinds: Sequence[str], labels: Iterator[int]) -> tuple[Action, ...]:
+    """A thread that takes a checkpoint, perhaps does one thing in between — the
+    edit the checkpoint is the safety net for, or a look — and rolls back to it.
+    Never a rollback in between: one that passes the checkpoint kills it, and
+    the rollback_to that judges the token would only be refused, as it should."""
+    label = next(labels)
+    middle: list[Action] = []
+    if rng.random() < 0.5:
+        looks = [kind for kind in kinds if kind in OBSERVATIONS]
+        kind = "splice" if rng.random() < 0.6 or not looks else rng.choice(looks)
+        middle.append(_action(rng, kind, [label], labels))
+    return (Checkpoint(label), *middle, RollbackToLabel(label))
+
+
+def _race_a_checkpoint(
+    rng: random.Random, kinds: Sequence[str], threads: list[tuple[Action, ...]], labels: Iterator[int]
+) -> list[tuple[Action, ...]]:
+    """``threads`` with one of them (any) replaced by a :func:`_raced_checkpoint`
+    thread and every other opening with a splice, which races the checkpoint (two
+    splicers fail a raced program's runs about twice as often as one). The other
+    threads keep the rest of their actions, except that a rollback_to of the
+    checkpoint the splice replaced becomes the ``rollback(2)`` the generator
+    draws when a thread knows no checkpoint, so the program stays valid."""
+    checkpointer = rng.randrange(len(threads))
+    raced: list[tuple[Action, ...]] = []
+    for number, actions in enumerate(threads):
+        if number == checkpointer:
+            raced.append(_raced_checkpoint(rng, kinds, labels))
+            continue
+        replaced = actions[0].label if isinstance(actions[0], Checkpoint) else None
+        rest = tuple(
+            RollbackCall(Rollback(2)) if isinstance(a, RollbackToLabel) and a.label == replaced else a
+            for a in actions[1:]
+        )
+        raced.append((_action(rng, "splice", [], labels), *rest))
+    return raced
+
+
 def program_from(rng: random.Random, kinds: Sequence[str], checkpoints: bool) -> Program:
     """One program, every choice made by ``rng``: a starting buffer of up to 4
     bytes, a prefix of 2-4 inserts (so the threads start with records to roll
     back, and rollbacks that change the length), perhaps a checkpoint in it, then
-    2-3 threads of 1-4 actions of the ``kinds`` (weighted by repetition)."""
+    2-3 threads of 1-4 actions of the ``kinds`` (weighted by repetition). A share
+    of programs (:data:`RACED_CHECKPOINT_SHARE`) then has one thread checkpoint
+    and roll back to its checkpoint while the others open with a splice; the
+    decision is drawn last, so every other program is the one drawn before the
+    raced programs existed."""
     labels = iter(range(1_000))
     initial = _random_bytes(rng, 0, 4)
     prefix: list[Action] = [
@@ -203,25 +273,10 @@ def program_from(rng: random.Random, kinds: Sequence[str], checkpoints: bool) ->
     threads: list[tuple[Action, ...]] = []
     for _ in range(rng.choices((2, 3), _THREAD_COUNT_WEIGHTS)[0]):
         known = list(prefix_labels)
-        actions: list[Action] = []
-        for _ in range(rng.choices((1, 2, 3, 4), _ACTION_COUNT_WEIGHTS)[0]):
-            kind = rng.choice(kinds)
-            action: Action
-            if kind == "splice":
-                action = SpliceCall(Splice(rng.randint(0, 6), rng.randint(0, 2), _random_bytes(rng, 0, 3)))
-            elif kind == "rollback":
-                action = RollbackCall(Rollback(rng.choice((1, 2, 2, 3, 3))))
-            elif kind == "checkpoint":
-                action = Checkpoint(next(labels))
-                known.append(action.label)
-            elif kind == "rollback_to" and known:
-                action = RollbackToLabel(rng.choice(known))
-            elif kind == "rollback_to":
-                action = RollbackCall(Rollback(2))
-            else:
-                action = Observe(kind)
-            actions.append(action)
-        threads.append(tuple(actions))
+        count = rng.choices((1, 2, 3, 4), _ACTION_COUNT_WEIGHTS)[0]
+        threads.append(tuple(_action(rng, rng.choice(kinds), known, labels) for _ in range(count)))
+    if checkpoints and "rollback_to" in kinds and rng.random() < RACED_CHECKPOINT_SHARE:
+        threads = _race_a_checkpoint(rng, kinds, threads, labels)
     return Program(initial, tuple(prefix), tuple(threads))
 
 
