@@ -31,7 +31,15 @@ allowed there, and "failed k of N runs".
 
 Coverage (the situations of R7 in :mod:`rollcert.model.properties`) is counted on
 the sequential orders the checker found: overlap that the run never reached
-makes the verdict ``unknown``, not ``passed``.
+makes the verdict ``unknown``, not ``passed``. So is the world (SPEC §6a,
+:mod:`rollcert.stateful_tests.world`): a quarter of the programs are *wide* —
+bytes of the target's whole declared world, a start, an insert and a removal
+past the record-layout thresholds and the target's chunk — and the result
+states the world the checked orders reached, with the same dimensions as every
+other property, except the few no short program reaches, which it names with
+the reason (:func:`r7_beyond`). Another quarter race a checkpoint: one thread
+checkpoints and rolls back to it while the others splice, since a token is only
+judged by the rollback that uses it.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from dataclasses import replace
 from functools import partial
 from types import FrameType
@@ -64,6 +73,7 @@ from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.properties import OBSERVATIONS
 from rollcert.model.properties import R7
 from rollcert.model.properties import ConcurrentCall
 from rollcert.model.reference import Outcome
@@ -90,6 +100,20 @@ from rollcert.stateful_tests.verdicts import HistoryCall
 from rollcert.stateful_tests.verdicts import OrderedCall
 from rollcert.stateful_tests.verdicts import PropertyResult
 from rollcert.stateful_tests.verdicts import StuckCall
+from rollcert.stateful_tests.world import BUFFER
+from rollcert.stateful_tests.world import BUFFER_PAST_CHUNK
+from rollcert.stateful_tests.world import CHARACTER_BOUNDARY
+from rollcert.stateful_tests.world import DEPTH
+from rollcert.stateful_tests.world import DIMENSIONS
+from rollcert.stateful_tests.world import HIGH_BYTE
+from rollcert.stateful_tests.world import INSERTED
+from rollcert.stateful_tests.world import MULTIBYTE
+from rollcert.stateful_tests.world import REMOVED
+from rollcert.stateful_tests.world import SIZE_THRESHOLDS
+from rollcert.stateful_tests.world import World
+from rollcert.stateful_tests.world import WorldTally
+from rollcert.stateful_tests.world import world_of
+from rollcert.stateful_tests.world import world_report
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import HarnessError
@@ -118,8 +142,36 @@ SHRINK_CANDIDATES = 100
 SHRINK_SECONDS = 30.0
 #: Round r uses seed ``seed + r * ROUND_SEED_STRIDE`` (as the other families).
 ROUND_SEED_STRIDE = 1_000_003
-#: The bytes generated buffers and inserts are made of: few, so text repeats.
+#: The bytes generated buffers and inserts are made of: few, so text repeats (a
+#: target whose declared alphabet lacks one of them gets its world's letters).
 ALPHABET = b"ab12"
+#: Share of programs whose data is *wide* (:func:`_widen`): bytes of the target's
+#: whole world, and a start, an insert and a delete past one of the record-layout
+#: thresholds. Drawn last, so every other program is the one drawn before.
+WIDE_PROGRAM_SHARE = 0.25
+#: What R7 does not ask of a run, whatever the target declared, and why: its
+#: world is the threads' programs, kept short so that the checker can try every
+#: order of their calls.
+BEYOND_R7: dict[str, str] = {
+    dimension.name: "an R7 program makes at most 16 edits (a prefix of 2-4, up to 3 threads of up to 4 "
+    "calls): short, so that the checker can try every order of its calls"
+    for dimension in DEPTH
+}
+#: What R7 does not ask of a text target, and why (its edits would split characters).
+BEYOND_R7_TEXT: dict[str, str] = {
+    name: "a thread's offsets are drawn before the run, blind to where the other threads' edits moved "
+    "the text, so a text target is sent ASCII only (a multi-byte character could be split)"
+    for name in (MULTIBYTE.name, CHARACTER_BOUNDARY.name, HIGH_BYTE.name)
+}
+#: The most bytes a program's other inserts may add to its long start or insert:
+#: 16 splices of at most 8 bytes. Which order the threads' calls run in is not
+#: known when the program is drawn, so under a declared buffer limit a long run
+#: is drawn only where it fits beside all of them (:func:`_fits`).
+OTHER_INSERTS_AT_MOST = 16 * 8
+#: A long start is its rung plus this many bytes at most (room for a thread's
+#: offset and the run it removes); a long insert, its rung plus this many.
+LONG_START_SLACK = 24
+LONG_INSERT_SLACK = 17
 
 
 # -- programs --------------------------------------------------------------------------------
@@ -183,19 +235,211 @@ _THREAD_COUNT_WEIGHTS = (62, 38)
 _ACTION_COUNT_WEIGHTS = (41, 23, 21, 15)
 
 
-def _random_bytes(rng: random.Random, smallest: int, largest: int) -> bytes:
-    return bytes(rng.choice(ALPHABET) for _ in range(rng.randint(smallest, largest)))
+def _random_bytes(rng: random.Random, smallest: int, largest: int, letters: bytes = ALPHABET) -> bytes:
+    return bytes(rng.choice(letters) for _ in range(rng.randint(smallest, largest)))
 
 
-def program_from(rng: random.Random, kinds: Sequence[str], checkpoints: bool) -> Program:
+def letters_of(world: World) -> bytes:
+    """The small draws' letters: :data:`ALPHABET`, or — where a target declared an
+    alphabet without all of it — the letters of the target's world."""
+    return ALPHABET if all(b in world.wide for b in ALPHABET) else world.letters
+
+
+#: Share of programs (on a target with checkpoints) drawn around a *raced
+#: checkpoint*: one thread takes a checkpoint, perhaps edits, and rolls back to
+#: it, while every other thread's first action is a splice. Drawn freely, a thread
+#: that rolls back to a checkpoint it took itself while another splices is rare
+#: (checkpoint and rollback_to are two kinds in a dozen, and a rollback_to may
+#: name the prefix's): the checkpoint_reads_depth_unlocked specimen, whose
+#: token is only wrong when a splice lands inside checkpoint(), was found in
+#: 0 of 10 seeds. A token is only ever judged by the rollback that uses it.
+RACED_CHECKPOINT_SHARE = 0.25
+
+
+def _action(rng: random.Random, kind: str, known: list[int], labels: Iterator[int], letters: bytes) -> Action:
+    """One thread action of ``kind``; a checkpoint takes the next label and adds it
+    to ``known`` (the labels this thread may roll back to)."""
+    if kind == "splice":
+        return SpliceCall(Splice(rng.randint(0, 6), rng.randint(0, 2), _random_bytes(rng, 0, 3, letters)))
+    if kind == "rollback":
+        return RollbackCall(Rollback(rng.choice((1, 2, 2, 3, 3))))
+    if kind == "checkpoint":
+        label = next(labels)
+        known.append(label)
+        return Checkpoint(label)
+    if kind == "rollback_to":
+        return RollbackToLabel(rng.choice(known)) if known else RollbackCall(Rollback(2))
+    return Observe(kind)
+
+
+def _raced_checkpoint(
+    rng: random.Random, kinds: Sequence[str], labels: Iterator[int], letters: bytes
+) -> tuple[Action, ...]:
+    """A thread that takes a checkpoint, perhaps does one thing in between — the
+    edit the checkpoint is the safety net for, or a look — and rolls back to it.
+    Never a rollback in between: one that passes the checkpoint kills it, and
+    the rollback_to that judges the token would only be refused, as it should."""
+    label = next(labels)
+    middle: list[Action] = []
+    if rng.random() < 0.5:
+        looks = [kind for kind in kinds if kind in OBSERVATIONS]
+        kind = "splice" if rng.random() < 0.6 or not looks else rng.choice(looks)
+        middle.append(_action(rng, kind, [label], labels, letters))
+    return (Checkpoint(label), *middle, RollbackToLabel(label))
+
+
+def _race_a_checkpoint(
+    rng: random.Random,
+    kinds: Sequence[str],
+    threads: list[tuple[Action, ...]],
+    labels: Iterator[int],
+    letters: bytes,
+) -> list[tuple[Action, ...]]:
+    """``threads`` with one of them (any) replaced by a :func:`_raced_checkpoint`
+    thread and every other opening with a splice, which races the checkpoint (two
+    splicers fail a raced program's runs about twice as often as one). The other
+    threads keep the rest of their actions, except that a rollback_to of the
+    checkpoint the splice replaced becomes the ``rollback(2)`` the generator
+    draws when a thread knows no checkpoint, so the program stays valid."""
+    checkpointer = rng.randrange(len(threads))
+    raced: list[tuple[Action, ...]] = []
+    for number, actions in enumerate(threads):
+        if number == checkpointer:
+            raced.append(_raced_checkpoint(rng, kinds, labels, letters))
+            continue
+        replaced = actions[0].label if isinstance(actions[0], Checkpoint) else None
+        rest = tuple(
+            RollbackCall(Rollback(2)) if isinstance(a, RollbackToLabel) and a.label == replaced else a
+            for a in actions[1:]
+        )
+        raced.append((_action(rng, "splice", [], labels, letters), *rest))
+    return raced
+
+
+def _wide_bytes(rng: random.Random, world: World, length: int) -> bytes:
+    """``length`` bytes of ``world``: raw bytes of it (high bytes, NUL, invalid
+    UTF-8), or text pieces (letters, line breaks, CRLF, multi-byte characters),
+    a random unit tiled (so a long run repeats and costs one multiplication). A
+    text target gets ASCII pieces only (see :data:`BEYOND_R7_TEXT`)."""
+    pieces = world.pieces()
+    if world.text:
+        pieces = tuple(piece for piece in pieces if piece.isascii()) or (letters_of(world)[:1],)
+    if not world.text and rng.random() < 0.5:
+        unit = bytes(rng.choices(world.wide, k=rng.randint(1, 24)))
+    else:
+        unit = b"".join(rng.choices(pieces, k=rng.randint(1, 12)))
+    return (unit * -(-length // len(unit)))[:length]
+
+
+def _fits(world: World, length: int) -> bool:
+    """Whether a run of ``length`` bytes fits ``world``'s buffer limit beside every
+    other insert a program may make (:data:`OTHER_INSERTS_AT_MOST`)."""
+    return world.max_buffer is None or length + OTHER_INSERTS_AT_MOST <= world.max_buffer
+
+
+def _widen(rng: random.Random, program: Program, world: World) -> Program:
+    """``program`` with wide data (:data:`WIDE_PROGRAM_SHARE`); the calls and
+    their order stay the program's own, only the data changes.
+
+    Every insert is, half the time, a few bytes of the world. One threshold of
+    :data:`~rollcert.stateful_tests.world.SIZE_THRESHOLDS` is the program's
+    *rung* — the top one half the time, since a run past it is past every other
+    too. Half the time the start is past the rung (a quarter of those, past
+    the target's declared chunk instead), with room for the threads' offsets,
+    and then, mostly, one thread's splice removes a run past the rung; half the
+    time one insert is past it. Each of these is needed in some linearizable
+    history of the first two rounds, or R7 goes on to rounds three and four
+    (and is ``unknown`` if it still has not): their shares were chosen for that."""
+    places = [(-1, i) for i, a in enumerate(program.prefix) if isinstance(a, SpliceCall)]
+    for number, actions in enumerate(program.threads):
+        places += [(number, i) for i, a in enumerate(actions) if isinstance(a, SpliceCall)]
+    # Under a declared buffer limit, only the rungs whose long start fits (r7_beyond says the rest are not asked).
+    rungs = [t for t in SIZE_THRESHOLDS if _fits(world, t + LONG_START_SLACK)] or [0]
+    rung = rungs[-1] if rng.random() < 0.5 else rng.choice(rungs)
+    long_start = rung > 0 and rng.random() < 0.5
+    if not long_start:
+        initial = _wide_bytes(rng, world, rng.randint(1, 12))
+    else:
+        chunk = world.chunk is not None and _fits(world, world.chunk + LONG_START_SLACK) and rng.random() < 0.25
+        past = world.chunk if chunk and world.chunk is not None else rung
+        # 8 bytes of room: a thread's offset (at most 6) plus the run it removes stays inside the start.
+        initial = _wide_bytes(rng, world, past + 8 + rng.randint(1, LONG_START_SLACK - 8))
+    # A long insert beside a long start only where both fit the buffer limit.
+    fits = _fits(world, rung + LONG_INSERT_SLACK + (len(initial) if long_start else 0))
+    long_insert = rng.choice(places) if places and rung > 0 and fits and rng.random() < 0.5 else None
+    in_threads = [place for place in places if place[0] >= 0]
+    long_delete = rng.choice(in_threads) if long_start and in_threads and rng.random() < 0.75 else None
+    prefix, threads = list(program.prefix), [list(actions) for actions in program.threads]
+    for place in places:
+        actions = prefix if place[0] < 0 else threads[place[0]]
+        action = actions[place[1]]
+        assert isinstance(action, SpliceCall)
+        splice = action.operation
+        if place == long_insert:
+            splice = replace(splice, insert=_wide_bytes(rng, world, rung + rng.randint(1, LONG_INSERT_SLACK)))
+        elif rng.random() < 0.5:
+            splice = replace(splice, insert=_wide_bytes(rng, world, rng.randint(1, 8)))
+        if place == long_delete:
+            splice = replace(splice, delete_length=rung + 1)
+        actions[place[1]] = SpliceCall(splice)
+    return Program(initial, tuple(prefix), tuple(tuple(actions) for actions in threads))
+
+
+def within_limits(program: Program, world: World) -> Program:
+    """``program`` cut to the target's declared size limits: no insert past the
+    insert limit, and the start and the inserts together (the largest buffer any
+    interleaving can make) no longer than the buffer limit — the longest cut
+    first. A thread's buffer depends on the interleaving, so the bound is the
+    worst case, not the buffer each call meets."""
+    if world.max_insert is None and world.max_buffer is None:
+        return program
+    initial = program.initial
+    parts = [list(program.prefix), *(list(actions) for actions in program.threads)]
+    inserts = [(n, i) for n, actions in enumerate(parts) for i, a in enumerate(actions) if isinstance(a, SpliceCall)]
+
+    def splice_at(place: tuple[int, int]) -> Splice:
+        action = parts[place[0]][place[1]]
+        assert isinstance(action, SpliceCall)
+        return action.operation
+
+    def cut(place: tuple[int, int], length: int) -> None:
+        splice = splice_at(place)
+        parts[place[0]][place[1]] = SpliceCall(replace(splice, insert=splice.insert[:length]))
+
+    if world.max_insert is not None:
+        for place in inserts:
+            cut(place, world.max_insert)
+    if world.max_buffer is not None:
+        while (excess := len(initial) + sum(len(splice_at(p).insert) for p in inserts) - world.max_buffer) > 0:
+            longest = max(inserts, key=lambda place: len(splice_at(place).insert), default=None)
+            longest_insert = 0 if longest is None else len(splice_at(longest).insert)
+            if longest is None or len(initial) >= longest_insert:
+                initial = initial[: max(0, len(initial) - excess)]
+            else:
+                cut(longest, max(0, longest_insert - excess))
+    return Program(initial, tuple(parts[0]), tuple(tuple(actions) for actions in parts[1:]))
+
+
+#: The world of a target that declared nothing: every byte, no limits.
+DEFAULT_WORLD = World()
+
+
+def program_from(rng: random.Random, kinds: Sequence[str], checkpoints: bool, world: World = DEFAULT_WORLD) -> Program:
     """One program, every choice made by ``rng``: a starting buffer of up to 4
     bytes, a prefix of 2-4 inserts (so the threads start with records to roll
     back, and rollbacks that change the length), perhaps a checkpoint in it, then
-    2-3 threads of 1-4 actions of the ``kinds`` (weighted by repetition)."""
+    2-3 threads of 1-4 actions of the ``kinds`` (weighted by repetition). A share
+    of programs (:data:`RACED_CHECKPOINT_SHARE`) then has one thread checkpoint
+    and roll back to its checkpoint while the others open with a splice, and a
+    share (:data:`WIDE_PROGRAM_SHARE`) gets wide data from ``world``; each
+    decision is drawn after the program it changes, so a program that is
+    neither is the one drawn before either existed. Last, the program is cut to
+    ``world``'s size limits."""
+    letters = letters_of(world)
     labels = iter(range(1_000))
-    initial = _random_bytes(rng, 0, 4)
+    initial = _random_bytes(rng, 0, 4, letters)
     prefix: list[Action] = [
-        SpliceCall(Splice(rng.randint(0, 4), 0, _random_bytes(rng, 1, 3))) for _ in range(rng.randint(2, 4))
+        SpliceCall(Splice(rng.randint(0, 4), 0, _random_bytes(rng, 1, 3, letters))) for _ in range(rng.randint(2, 4))
     ]
     if checkpoints and rng.random() < 0.5:
         prefix.insert(rng.randint(0, len(prefix)), Checkpoint(next(labels)))
@@ -203,26 +447,14 @@ def program_from(rng: random.Random, kinds: Sequence[str], checkpoints: bool) ->
     threads: list[tuple[Action, ...]] = []
     for _ in range(rng.choices((2, 3), _THREAD_COUNT_WEIGHTS)[0]):
         known = list(prefix_labels)
-        actions: list[Action] = []
-        for _ in range(rng.choices((1, 2, 3, 4), _ACTION_COUNT_WEIGHTS)[0]):
-            kind = rng.choice(kinds)
-            action: Action
-            if kind == "splice":
-                action = SpliceCall(Splice(rng.randint(0, 6), rng.randint(0, 2), _random_bytes(rng, 0, 3)))
-            elif kind == "rollback":
-                action = RollbackCall(Rollback(rng.choice((1, 2, 2, 3, 3))))
-            elif kind == "checkpoint":
-                action = Checkpoint(next(labels))
-                known.append(action.label)
-            elif kind == "rollback_to" and known:
-                action = RollbackToLabel(rng.choice(known))
-            elif kind == "rollback_to":
-                action = RollbackCall(Rollback(2))
-            else:
-                action = Observe(kind)
-            actions.append(action)
-        threads.append(tuple(actions))
-    return Program(initial, tuple(prefix), tuple(threads))
+        count = rng.choices((1, 2, 3, 4), _ACTION_COUNT_WEIGHTS)[0]
+        threads.append(tuple(_action(rng, rng.choice(kinds), known, labels, letters) for _ in range(count)))
+    if checkpoints and "rollback_to" in kinds and rng.random() < RACED_CHECKPOINT_SHARE:
+        threads = _race_a_checkpoint(rng, kinds, threads, labels, letters)
+    program = Program(initial, tuple(prefix), tuple(threads))
+    if rng.random() < WIDE_PROGRAM_SHARE:
+        program = _widen(rng, program, world)
+    return within_limits(program, world)
 
 
 def programs(target: Target) -> st.SearchStrategy[Program]:
@@ -236,7 +468,8 @@ def programs(target: Target) -> st.SearchStrategy[Program]:
     seeding a ``random.Random`` makes a program in ~0.1 ms."""
     kinds = _kinds(target)
     checkpoints = target.supports(Capability.CHECKPOINTS)
-    return st.integers(0, 2**64 - 1).map(lambda word: program_from(random.Random(word), kinds, checkpoints))
+    world = world_of(target)
+    return st.integers(0, 2**64 - 1).map(lambda word: program_from(random.Random(word), kinds, checkpoints, world))
 
 
 # -- running a program -------------------------------------------------------------------------
@@ -471,11 +704,27 @@ def _plain_action(action: Action) -> Operation | str:
     return action.what
 
 
-def situations_reached(history: History, order: Sequence[int]) -> set[str]:
-    """R7's situations reached by ``history`` along the sequential ``order`` found."""
+def situations_reached(history: History, order: Sequence[int], world: WorldTally | None = None) -> set[str]:
+    """R7's situations reached by ``history`` along the sequential ``order`` found.
+
+    With ``world``, also counts there the world this order reached, as the other
+    families count theirs (:meth:`WorldTally.edit`, :meth:`WorldTally.observed`):
+    each splice against the model's buffer before it — the buffer the target
+    showed, in the order that explains what it showed — and the length and depth
+    of every state a call reached."""
     reached: set[str] = set()
+    if world is not None:
+        world.initial(history.initial)
+        world.observed(len(history.initial), 0)
     for placed in replay_order(history, order):
         call = placed.call
+        if world is not None:
+            if isinstance(call.action, SpliceCall):
+                op = call.action.operation
+                world.edit(placed.before.model.current, op.offset, op.delete_length, op.insert)
+            after = placed.prediction.after.model
+            if after is not placed.before.model:  # a look, a checkpoint or a refusal reached no new state
+                world.observed(len(after.current), after.depth)
         concurrent = ConcurrentCall(
             call.thread,
             _model_action(placed),
@@ -524,6 +773,8 @@ class _Tally:
     calls: int = 0
     unknown: int = 0
     reached: Counter[str] | None = None
+    #: The world reached: one linearizable history per program (see :func:`run_many`).
+    world: WorldTally = field(default_factory=WorldTally)
 
 
 def run_many(
@@ -545,6 +796,10 @@ def run_many(
     # Runs of one program often repeat a history exactly (in 32 runs, about 4 in
     # 10 do): its verdict and situations are those of the first time.
     judged: dict[Hashable, tuple[CheckResult, set[str]]] = {}
+    # The world is counted on one linearizable history per program: the edits it
+    # sends are the same in every run, and counting each history's order again
+    # cost about 4% of R7's time for counts that only grow.
+    world_counted = False
     for run in range(runs):
         made += 1
         probability = YIELD_PROBABILITIES[run % len(YIELD_PROBABILITIES)]
@@ -557,7 +812,9 @@ def run_many(
         else:
             result = check(history, budget=budget)
             wanted = tally is not None and tally.reached is not None and result.verdict == "linearizable"
-            situations = situations_reached(history, result.order) if wanted else set()
+            world = tally.world if wanted and tally is not None and not world_counted else None
+            situations = situations_reached(history, result.order, world) if wanted else set()
+            world_counted = world_counted or world is not None
             judged[key] = (result, situations)
         if tally is not None:
             tally.histories += 1
@@ -578,6 +835,12 @@ def run_many(
     return NotLinearizable(program, first[0], first[1], failed, made)
 
 
+#: Data longer than this is also shrunk by halves (a wide program's, see :func:`_widen`).
+HALVED_PAST = 8
+#: A wide failing program's small-data version gets this many times the runs (see :func:`minimise`).
+SHORT_DATA_RUNS = 4
+
+
 def _without(actions: tuple[Action, ...], index: int) -> tuple[Action, ...]:
     return actions[:index] + actions[index + 1 :]
 
@@ -587,14 +850,36 @@ def _smaller_actions(action: Action) -> Iterator[Action]:
         yield RollbackCall(Rollback(action.operation.steps - 1))
     if isinstance(action, SpliceCall):
         op = action.operation
+        # A wide program's kilobytes are halved first: a byte at a time, the budget runs out.
+        if len(op.insert) > HALVED_PAST:
+            yield SpliceCall(replace(op, insert=op.insert[: len(op.insert) // 2]))
         if op.insert:
             yield SpliceCall(replace(op, insert=op.insert[:-1]))
+        if op.delete_length > HALVED_PAST:
+            yield SpliceCall(replace(op, delete_length=op.delete_length // 2))
         if op.delete_length:
             yield SpliceCall(replace(op, delete_length=op.delete_length - 1))
         if op.offset:
             yield SpliceCall(replace(op, offset=op.offset - 1))
     if isinstance(action, Observe) and action.what == "read":
         yield Observe("length")
+
+
+def _short_data(program: Program) -> Program:
+    """``program`` with every byte string cut to :data:`HALVED_PAST` bytes and
+    every removal to two: the same calls, with a small-scope program's data."""
+
+    def short(action: Action) -> Action:
+        if not isinstance(action, SpliceCall):
+            return action
+        op = action.operation
+        return SpliceCall(replace(op, delete_length=min(op.delete_length, 2), insert=op.insert[:HALVED_PAST]))
+
+    return Program(
+        program.initial[:HALVED_PAST],
+        tuple(short(a) for a in program.prefix),
+        tuple(tuple(short(a) for a in actions) for actions in program.threads),
+    )
 
 
 def shrink_candidates(program: Program) -> Iterator[Program]:
@@ -618,6 +903,8 @@ def shrink_candidates(program: Program) -> Iterator[Program]:
             for simpler in _smaller_actions(action):
                 changed = actions[:index] + (simpler,) + actions[index + 1 :]
                 yield replace(program, threads=threads[:number] + (changed,) + threads[number + 1 :])
+    if len(program.initial) > HALVED_PAST:
+        yield replace(program, initial=program.initial[: len(program.initial) // 2])
     if program.initial:
         yield replace(program, initial=program.initial[:-1])
 
@@ -633,12 +920,24 @@ def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) 
     fail, and starting over spent most of the budget trying them again. Each
     distinct candidate is run once per minimisation. A candidate with one
     thread left has no interleaving to vary, so one run judges it. A
-    candidate's runs stop at its first failure."""
+    candidate's runs stop at its first failure.
+
+    A wide program (:func:`_widen`) is first tried with a small program's data
+    (:func:`_short_data`), in :data:`SHORT_DATA_RUNS` times as many runs: most
+    failures do not need its kilobytes, a reader should not have to scroll
+    past them, and a failure that shows in one run in twenty would otherwise
+    keep them whenever that one candidate's runs happened not to fail."""
     best = failure
     tried = 0
     tried_programs: set[Program] = set()
     started = time.monotonic()
     position = 0
+    short = _short_data(failure.program)
+    if short != failure.program and short.is_valid():
+        tried_programs.add(short)
+        tried += 1
+        found = run_many(target, short, runs * SHORT_DATA_RUNS, seed=seed + 104_729, stop_at_first_failure=True)
+        best = found if found is not None else best
     while True:
         candidates = list(shrink_candidates(best.program))
         for offset in range(len(candidates)):
@@ -660,6 +959,35 @@ def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) 
             return best
 
 
+def r7_beyond(world: World) -> dict[str, str]:
+    """The dimensions R7 does not ask of ``world``'s runs beyond what the target
+    declared out of it, each with why (:data:`BEYOND_R7`, and :data:`BEYOND_R7_TEXT`
+    for a text target)."""
+    declared = world.out_of_world()
+    beyond = dict(BEYOND_R7)
+    if world.text:
+        beyond.update(BEYOND_R7_TEXT)
+    limit = (
+        f"with a buffer limit of {world.max_buffer} bytes, a run this long does not fit beside the other "
+        f"inserts of a program whose calls may run in any order (up to {OTHER_INSERTS_AT_MOST} bytes)"
+    )
+    for threshold, removed, inserted, buffer in zip(SIZE_THRESHOLDS, REMOVED, INSERTED, BUFFER, strict=True):
+        if not _fits(world, threshold + LONG_START_SLACK):
+            beyond[removed.name] = beyond[buffer.name] = limit
+        if not _fits(world, threshold + LONG_INSERT_SLACK):
+            beyond[inserted.name] = limit
+    if world.chunk is not None and not _fits(world, world.chunk + LONG_START_SLACK):
+        beyond[BUFFER_PAST_CHUNK.name] = limit
+    return {name: why for name, why in beyond.items() if name not in declared}
+
+
+def _with_beyond(not_exercised: dict[str, str], beyond: dict[str, str]) -> dict[str, str]:
+    """What the target declared out of its world and what is beyond R7, in the
+    certificate's order of dimensions."""
+    merged = {**not_exercised, **beyond}
+    return {d.name: merged[d.name] for d in DIMENSIONS if d.name in merged}
+
+
 def certify_linearizability(target: Target, profile: Profile, seed: int) -> PropertyResult:
     """Certify R7 on ``target``: draw programs, run each N times, check every history."""
     result = PropertyResult("R7", "passed", R7.title)
@@ -670,6 +998,12 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
         return result
     runs = RUNS_PER_PROGRAM.get(profile.name, 8)
     tally = _Tally(reached=Counter())
+    # The world's dimensions are required like the situations, as in every family
+    # (rollcert.stateful_tests.world), except those beyond R7's programs (r7_beyond).
+    world = world_of(target)
+    beyond = r7_beyond(world)
+    dimensions = tuple(d for d in world.required() if d.name not in beyond)
+    tally.world.chunk = world.chunk
     started = time.perf_counter()
 
     found: list[NotLinearizable] = []
@@ -695,7 +1029,8 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
                 raise found[0]
             # At least two rounds: an interleaving bug shows in a few runs in a
             # hundred, so a pass is worth the second round's fresh programs.
-            if round_number >= 1 and all(tally.reached[s.name] for s in R7.situations):
+            reached_all = all(tally.reached[s.name] for s in R7.situations)
+            if round_number >= 1 and reached_all and all(tally.world.reached[d.name] for d in dimensions):
                 break
     except NotLinearizable as failure:
         minimal = minimise(target, failure, runs, seed=seed)
@@ -717,8 +1052,11 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
     result.coverage = {s.name: tally.reached[s.name] for s in R7.situations}
     result.scheduling_dependent = True  # the counts above depend on how the threads ran
     result.figures = {"histories": float(tally.histories), "histories_over_budget": float(tally.unknown)}
+    result.world = world_report(world, tally.world, dimensions, chunk_matters=True)
+    result.world["not_exercised"] = _with_beyond(result.world["not_exercised"], beyond)
     if result.verdict == "passed":
         result.missing_situations = [s.description for s in R7.situations if not tally.reached[s.name]]
+        result.missing_situations += [f"{d.description} ({d.name})" for d in dimensions if not tally.world.reached[d.name]]
         if result.missing_situations:
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)

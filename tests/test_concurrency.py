@@ -123,6 +123,9 @@ def test_r7_passes_on_the_control_through_certify_with_overlap_covered() -> None
     result = certificate.results["R7"]
     assert result.verdict == "passed", result.reason
     assert all(count > 0 for count in result.coverage.values()), result.coverage
+    # R7 states its world like every property: every dimension it asks reached, the rest said why not.
+    assert all(result.world["dimensions"].values()), result.world
+    assert "removed_past_4096" in result.world["dimensions"] and "depth_past_16" in result.world["not_exercised"]
 
 
 def test_r7_is_not_assessed_without_the_concurrent_capability() -> None:
