@@ -58,6 +58,7 @@ from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.stateful_tests import shrink
 from rollcert.stateful_tests import strategies
+from rollcert.stateful_tests.family import MAX_READINGS
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import LiveSession
 from rollcert.stateful_tests.family import NotGenerable
@@ -462,11 +463,13 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         allowed, never required)."""
         if not isinstance(operation, (Splice, ToolWrite)):
             return ()
+        # The first MAX_READINGS alignments, in order: the session keeps no more
+        # lineages than that (the first ones), and a tool write on a long run of
+        # one byte has thousands, each a whole new state to build and compare.
+        alignments = content_alignments(state.content, operation.offset, operation.delete_length, operation.insert)
         return tuple(
             Reading(diff_step(state, replace(operation, offset=other, insert=inserted)).state, None, ALIGNED, optional=True)
-            for other, inserted in content_alignments(
-                state.content, operation.offset, operation.delete_length, operation.insert
-            )
+            for other, inserted in alignments[:MAX_READINGS]
         )
 
     # -- the system under test ------------------------------------------------------------

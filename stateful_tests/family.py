@@ -57,6 +57,12 @@ class NotGenerable(Exception):
     step). Not a verdict: the trace is not a test of this target."""
 
 
+
+#: How many model readings a session carries at most (``judge.Session``). Each
+#: split needs a step the target cannot be seen through; past this the run is not
+#: worth judging, and a family offers no more second readings of one step than this.
+MAX_READINGS = 64
+
 @dataclass(frozen=True)
 class Observed:
     """What could be seen of one side after a step: the documented error it

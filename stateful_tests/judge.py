@@ -37,6 +37,7 @@ from rollcert.model.errors import error_kind
 from rollcert.model.properties import FailingStep
 from rollcert.model.properties import Seen
 from rollcert.model.properties import broken_rules
+from rollcert.stateful_tests.family import MAX_READINGS
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import OperationT
@@ -71,9 +72,6 @@ __all__ = [
 #: The note of a step judged right only on a second look (``Session._look_again``).
 SECOND_LOOK = "right under a reading the target cannot tell from the model's (another alignment of an earlier edit)"
 
-#: How many model readings a session carries at most. Each split needs a step
-#: the target cannot be seen through; past this the run is not worth judging.
-MAX_READINGS = 64
 #: Up to this many surviving readings a step's matches are told apart by a scan.
 _SCAN_UP_TO = 8
 
