@@ -25,6 +25,7 @@ import os
 import signal
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -405,11 +406,18 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         return replace(prediction, readings=prediction.readings + extra) if extra else prediction
 
     def _match(
-        self, narrowed: list[Prediction[StateT, OutcomeT]], flags: list[bool], actual: Observed
+        self,
+        narrowed: Iterable[Prediction[StateT, OutcomeT]],
+        flags: list[bool],
+        actual: Observed,
+        *,
+        enough: int | None = None,
     ) -> tuple[list[Reading[StateT]], list[StateT], list[bool], Reading[StateT] | None, dict[Observed, None]]:
         """Every reading of every prediction, those matching ``actual`` (the states,
         once each, with whether each stands only by an optional reading), the first
-        match, and every outcome allowed."""
+        match, and every outcome allowed. With ``enough``, the predictions (a lazy
+        iterable then) stop being read once more than ``enough`` states survive:
+        the caller keeps only the first ``enough``, so the rest could change nothing."""
         considered: list[Reading[StateT]] = []
         survivors: list[StateT] = []
         survivors_optional: list[bool] = []
@@ -420,7 +428,9 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         seen_states: set[StateT] | None = None
         matched: Reading[StateT] | None = None
         allowed: dict[Observed, None] = {}
-        for inherited, prediction in zip(flags, narrowed, strict=True):
+        for inherited, prediction in zip(flags, narrowed, strict=enough is None):
+            if enough is not None and len(survivors) > enough:
+                break
             for reading in prediction.readings:
                 considered.append(reading)
                 seen = self.observe_model(reading.state, reading.error)
@@ -449,8 +459,12 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         states: list[StateT] = [family.initial_state(self.config)]
         flags = [False]
         for operation, actual in self._judged:
-            predictions = [self._with_second_readings(state, operation, family.predict(state, operation)) for state in states]
-            considered, states, flags, _, _ = self._match(predictions, flags, actual)
+            # Lazily, lineage by lineage: 64 lineages of a long repetitive buffer, each
+            # with its 64 alignments, were 4,000 states built and compared per step.
+            predictions = (
+                self._with_second_readings(state, operation, family.predict(state, operation)) for state in states
+            )
+            considered, states, flags, _, _ = self._match(predictions, flags, actual, enough=MAX_READINGS)
             if not states:
                 return None, considered
             if len(states) > MAX_READINGS:  # the latest lineages go first: stricter, never laxer
