@@ -148,19 +148,6 @@ def _past_a_threshold(word: Word, world: World, *, chunk: bool) -> int:
     return rung + 1 + word.pick(max(1, rung // 8))
 
 
-def _text_lines(rng: random.Random, world: World, lines: int) -> bytes:
-    """Text with line structure: ``lines`` lines of 0-8 pieces (letters, tabs,
-    NUL, multi-byte characters...), each ended by a line break the world allows —
-    a CRLF pair half the time (Windows text is where a log that normalises line
-    endings goes wrong), else \n, now and then a lone \r. A piece drawn among
-    the breaks as well (a bare break inside a line) keeps mixed endings possible."""
-    pieces = world.pieces()
-    ends = [end for end in (b"\r\n", b"\r\n", b"\n", b"\n", b"\r") if end in pieces] or [b""]
-    return b"".join(
-        b"".join(rng.choices(pieces, k=rng.randint(0, 8))) + rng.choice(ends) for _ in range(lines)
-    )
-
-
 def _filler(rng: random.Random, world: World, length: int) -> bytes:
     """At least ``length`` bytes of the world: a unit of raw bytes (byte worlds),
     of text pieces (letters, line breaks, CRLF, multi-byte characters) or of a few
@@ -169,7 +156,7 @@ def _filler(rng: random.Random, world: World, length: int) -> bytes:
     if kind == 0:
         unit = bytes(rng.choices(world.wide, k=rng.randint(1, 48)))
     elif kind == 1:
-        unit = _text_lines(rng, world, rng.randint(1, 4))
+        unit = b"".join(rng.choices(world.pieces(), k=rng.randint(1, 24)))
     else:
         unit = bytes(rng.choices(world.letters, k=rng.randint(1, 6)))
     unit = unit or world.letters[:1]
@@ -195,7 +182,7 @@ def _wide_insert(word: Word, world: World, room: int | None) -> bytes:
     if kind == 0 and not world.text:
         insert = bytes(rng.choices(world.wide, k=word.pick(8) + 1))
     elif kind <= 1:
-        insert = _text_lines(rng, world, 1)[: word.pick(12) + 1]
+        insert = b"".join(rng.choices(world.pieces(), k=word.pick(6) + 1))
     else:
         insert = _filler(rng, world, _past_a_threshold(word, world, chunk=False))
     limits = [limit for limit in (world.max_insert, room) if limit is not None]
@@ -204,33 +191,24 @@ def _wide_insert(word: Word, world: World, room: int | None) -> bytes:
 
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _LEAD = re.compile(rb"[\xc2-\xf4]")
-#: Where a line ends: a CRLF pair if the buffer has one (a removal that starts
-#: there takes the pair whole, which is what a log that normalises line endings
-#: gets wrong), else \n or \r.
-_LINE_END = (re.compile(rb"\r\n"), re.compile(rb"[\r\n]"))
-#: The offset kinds that search the buffer for a place, after 0, the end and
-#: anywhere: each a list of patterns, the first one found anywhere wins.
-_PLACES = ((_CONTINUATION,), (_LEAD,), _LINE_END)
 
 
 def _wide_offset(word: Word, buffer: bytes) -> int:
     """0, the end, anywhere, or — where the buffer has any — inside a multi-byte
-    character, right before one, or at a line end (each as likely): the places
-    where a log that treats bytes as text goes wrong."""
+    character or right before one (each as likely)."""
     length = len(buffer)
-    kind = word.pick(3 + len(_PLACES))
+    kind = word.pick(5)
     if kind == 0:
         return 0
     if kind == 1:
         return length
     anywhere = word.pick(length + 1)
-    if kind == 2:
+    if kind == 2 or buffer.isascii():
         return anywhere
-    for place in _PLACES[kind - 3]:
-        found = place.search(buffer, anywhere) or place.search(buffer)
-        if found is not None:
-            return found.start()
-    return anywhere
+    found = (_CONTINUATION if kind == 3 else _LEAD).search(buffer, anywhere) or (
+        _CONTINUATION if kind == 3 else _LEAD
+    ).search(buffer)
+    return found.start() if found is not None else anywhere
 
 
 def _wide_edit(word: Word, buffer: bytes, world: World) -> tuple[int, int, bytes]:
