@@ -383,27 +383,11 @@ def _look_alikes(buffer: bytes, edit: Splice) -> list[int]:
     def around(at: int) -> tuple[bytes, bytes]:
         return buffer[max(0, at - width) : at], buffer[at + length : at + length + width]
 
-    # The same places, in the same order, as trying every one of them — found with
-    # bytes.find (a scan per place in Python took seconds on a 32 KiB buffer, at
-    # every failing step a minimisation replays). A place whose surroundings are
-    # the recorded place's has the same left context: with a full-width one it is
-    # where that context occurs; a clipped one (the recorded place near the start)
-    # has no other place of the same width.
-    last = len(buffer) - length
-    others: set[int] = set()
-    if length:
-        found = buffer.find(edit.insert)
-        while 0 <= found <= last:
-            others.add(found)
-            found = buffer.find(edit.insert, found + 1)
-    left = around(home)
-    if len(left[0]) == width and width:
-        found = buffer.find(left[0])
-        while found >= 0 and found + width <= last:
-            if around(found + width) == left:
-                others.add(found + width)
-            found = buffer.find(left[0], found + 1)
-    return [home, *sorted(at for at in others if at != home)]
+    places = [home]
+    for at in range(len(buffer) - length + 1):
+        if at != home and ((length and buffer[at : at + length] == edit.insert) or around(at) == around(home)):
+            places.append(at)
+    return places
 
 
 def _misplaced_restorations(before: ModelState, count: int, *, anywhere: bool) -> set[bytes]:
@@ -417,22 +401,17 @@ def _misplaced_restorations(before: ModelState, count: int, *, anywhere: bool) -
         reached: set[bytes] = set()
         for buffer in buffers:
             big = len(buffer) > ATTRIBUTION_SCAN_BYTES
-            limit = ATTRIBUTION_WIDE_CANDIDATES if big else ATTRIBUTION_CANDIDATES
-            if len(reached) >= limit:
-                break  # nothing more would be kept: building it is wasted work
             if work > ATTRIBUTION_WORK:
                 places: Iterable[int] = (edit.offset,)  # out of budget: the recorded place only
             elif anywhere and not big:
                 places = range(len(buffer) - len(edit.insert) + 1)
             else:
                 places = _look_alikes(buffer, edit)
-                work += len(buffer) // 64  # the scan for look-alikes is work too
+            limit = ATTRIBUTION_WIDE_CANDIDATES if big else ATTRIBUTION_CANDIDATES
             for at in places:
-                if len(reached) >= limit:
-                    break
                 work += 1 + len(buffer) // 1024
                 undone = _undo_at(buffer, below, edit, at)
-                if undone is not None:
+                if undone is not None and len(reached) < limit:
                     reached.add(undone)
         buffers = reached
     return buffers
