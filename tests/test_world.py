@@ -32,6 +32,7 @@ from rollcert.stateful_tests.world import DIMENSIONS
 from rollcert.stateful_tests.world import World
 from rollcert.stateful_tests.world import WorldTally
 from rollcert.stateful_tests.world import inside_character
+from rollcert.stateful_tests.world import reproducible_world
 from rollcert.stateful_tests.world import world_of
 from rollcert.stateful_tests.world import world_report
 from rollcert.targets.adapter import SizeLimits
@@ -197,6 +198,7 @@ def test_a_narrowed_world_reads_passed_within_in_every_format() -> None:
 @pytest.mark.slow
 def test_a_run_that_never_reached_a_dimension_is_unknown_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(strategies, "WIDE_EXAMPLES", 10**9)  # the small-scope draws only, as before
+    monkeypatch.setattr(strategies, "CHUNK_START_SHARE", 10**9)  # and no start past the chunk (wide text)
     result = certify_property(BUNDLED, "R2", PROFILES["quick"], 0)
     assert result.verdict == "unknown"
     assert "(nul)" in result.reason and "(inserted_past_4096)" in result.reason and "(crlf)" in result.reason
@@ -264,3 +266,22 @@ def test_a_set_aside_dimension_reached_anyway_is_stated_reached() -> None:
     narrow = World(wide=b"ab", letters=b"ab")
     tally.reached["high_byte"] = 1
     assert "high_byte" in world_report(narrow, tally, narrow.required(), True)["not_exercised"]
+
+
+def test_a_scheduling_dependent_world_is_made_the_same_for_two_runs() -> None:
+    """R7 counts its world on the order the checker found: two runs of one seed
+    differ in counts and in the largest buffer, and --reproducible keeps what
+    they share (reached or not, the power of two reached), the bytes sent as drawn."""
+    first = {"largest_buffer": 36895, "largest_insert": 4113, "deepest": 8, "bytes_sent": "ff" * 32,
+             "dimensions": {"crlf": 11, "nul": 0, "high_byte": 120}}
+    second = {**first, "largest_buffer": 36902, "dimensions": {"crlf": 12, "nul": 0, "high_byte": 122}}
+    assert reproducible_world(first) == reproducible_world(second)
+    made = reproducible_world(first)
+    assert made["largest_buffer"] == 32768 and made["largest_insert"] == 4096 and made["deepest"] == 8
+    assert made["dimensions"] == {"crlf": 1, "nul": 0, "high_byte": 1} and made["bytes_sent"] == "ff" * 32
+    result = PropertyResult("R7", "passed", world=first, scheduling_dependent=True)
+    result.make_reproducible()
+    assert result.world == made
+    kept = PropertyResult("R0", "passed", world=first)
+    kept.make_reproducible()
+    assert kept.world == first
