@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -452,6 +453,12 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
 
     def content(self, state: DiffModelState) -> bytes:
         return state.content
+
+    def reading_key(self, state: DiffModelState) -> Hashable:
+        """The history's identities and the live cells: readings of one step that
+        differ (an edit's alignments) differ there, and it costs one state's
+        cells, not every state's of the history."""
+        return (state.serials, state.revision, state.next_identity, state.applied, state.current)
 
     has_second_readings = True
 

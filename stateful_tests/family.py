@@ -25,6 +25,7 @@ from __future__ import annotations
 from abc import ABC
 from abc import abstractmethod
 from collections import Counter
+from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -368,6 +369,13 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
         tell from the model's (SPEC §6a): allowed, never required. Consulted only
         when a trace fails without them, since they multiply the readings."""
         return ()
+
+    def reading_key(self, state: StateT) -> Hashable:
+        """A cheap key for telling surviving readings apart: equal states have
+        equal keys (states with equal keys are then compared whole). The state
+        itself by default; a family whose states are costly to hash (the diff
+        model's: every byte of every state of its history) gives a few fields."""
+        return state
 
     @abstractmethod
     def content(self, state: StateT) -> bytes:

@@ -25,6 +25,7 @@ import os
 import signal
 import threading
 from collections import Counter
+from collections.abc import Hashable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -421,11 +422,12 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         considered: list[Reading[StateT]] = []
         survivors: list[StateT] = []
         survivors_optional: list[bool] = []
-        # Past a few survivors, a set of them instead of a scan per reading: a tool
-        # write on a long repetitive buffer has thousands of alignments, and the
-        # scan was quadratic in them. (Not from the start: hashing a diff state
-        # walks its whole history, where comparing one or two is cheap.)
-        seen_states: set[StateT] | None = None
+        # Past a few survivors, buckets by the family's cheap key instead of a scan
+        # per reading: a tool write on a long repetitive buffer has thousands of
+        # alignments, and the scan was quadratic in them. (Not a set of the states:
+        # hashing a diff state walks every byte of its history, 52 of the 68 s of
+        # a minimisation of unchecked_when_live_empty.)
+        seen_states: dict[Hashable, list[StateT]] | None = None
         matched: Reading[StateT] | None = None
         allowed: dict[Observed, None] = {}
         for inherited, prediction in zip(flags, narrowed, strict=enough is None):
@@ -439,13 +441,19 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                     continue
                 matched = matched or reading
                 if seen_states is None and len(survivors) >= _SCAN_UP_TO:
-                    seen_states = set(survivors)
-                if reading.state in (survivors if seen_states is None else seen_states):
-                    continue
+                    seen_states = {}
+                    for survivor in survivors:
+                        seen_states.setdefault(self.family.reading_key(survivor), []).append(survivor)
+                if seen_states is None:
+                    if reading.state in survivors:
+                        continue
+                else:
+                    bucket = seen_states.setdefault(self.family.reading_key(reading.state), [])
+                    if reading.state in bucket:
+                        continue
+                    bucket.append(reading.state)
                 survivors.append(reading.state)
                 survivors_optional.append(inherited or reading.optional)
-                if seen_states is not None:
-                    seen_states.add(reading.state)
         return considered, survivors, survivors_optional, matched, allowed
 
     def _look_again(self) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]]]:
