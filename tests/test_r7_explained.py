@@ -89,6 +89,28 @@ def test_a_json_certificate_carries_the_history_and_explain_draws_it_alone(tmp_p
     assert "Replay:" not in out  # replaying the longest order's steps would pass
 
 
+def test_a_history_with_a_wide_program_reads_back() -> None:
+    """R7's wide programs insert kilobytes, and the 49 KB buffers past a chunk are
+    recorded whole: what the writer writes the reader takes (a quick run of
+    checkpoint_reads_depth_unlocked wrote a program line of 6,344 characters,
+    which the reader refused as longer than a name)."""
+    wide = bytes(range(256)) * 20
+    call = f"splice(offset=0, delete_length=0, insert={wide!r})"
+    history = ConcurrentHistory(
+        program=("initial b''", f"T1:      {call}", "T2:      length()"),
+        calls=(HistoryCall(0, "T1", 0.0, 5.0, call, "ok"), HistoryCall(1, "T2", 1.0, 2.0, "length()", "-> 0")),
+        order=(OrderedCall(0, wide * 10, 1, 1),),
+        stuck=(StuckCall(1, f"return {len(wide)}", ()),),
+        failed=1,
+        runs=1,
+    )
+    document = json.loads(json.dumps(to_json(_certificate(history))))
+    assert len(document["properties"]["R7"]["counterexample"]["history"]["program"][1]) > 4096
+    stored = certificate_from_json(document)
+    counterexample = stored.data.results["R7"].counterexample
+    assert counterexample is not None and counterexample.history == history
+
+
 def test_the_text_certificate_shows_the_history_not_a_replay_that_passes() -> None:
     counterexample = _certificate().results["R7"].counterexample
     assert counterexample is not None
