@@ -39,8 +39,6 @@ def test_every_specimen_named_in_the_issue_is_registered() -> None:
         "non_atomic_rollback",
         "snapshot_jump",
         # issue 23's misses of the newer families
-        "sync_skipped_after_rollback",
-        "eviction_keeps_checkpoint_positions",
         "checkpoint_reads_depth_unlocked",
     } <= set(SPECIMENS)
     for name, specimen in load_all().items():
