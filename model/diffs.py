@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from dataclasses import replace
-from functools import cached_property
 from operator import itemgetter
 
 from rollcert.model.contract import AnchorMode
@@ -299,10 +298,8 @@ class DiffModelState:
     def current(self) -> Cells:
         return self.states[-1]
 
-    @cached_property
+    @property
     def content(self) -> bytes:
-        # Cached: the judge reads every reading's content, and a minimisation of
-        # a long wide trace spent 30 of its 120 s rebuilding these bytes.
         return content_of(self.current)
 
     @property
