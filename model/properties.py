@@ -677,6 +677,7 @@ def _crash_interrupted(kinds: tuple[type, ...]) -> SituationPredicate:
         return (
             isinstance(operation, CrashDuring)
             and isinstance(operation.operation, kinds)
+            and outcome.error is None
             and outcome.also_acceptable is not None
             and outcome.state != before
         )

@@ -441,8 +441,12 @@ def _crash_during(state: ModelState, operation: CrashDuring) -> Outcome:
     outcome = step(state, operation.operation)
     if outcome.error is not None:
         # Refused: it changed nothing but what the refusal itself changes (a
-        # spent fault, a poisoned journal, which the recovery reopens).
-        return _recovery(outcome.state, outcome.error, outcome.message)
+        # spent fault, a poisoned journal, which the recovery reopens). The
+        # crash may also have come first, before the write an armed fault was
+        # waiting for: then the fault is still armed, as before k.
+        refused = _recovery(outcome.state, outcome.error, outcome.message)
+        before = recovered(state, state)
+        return refused if before == refused.state else replace(refused, also_acceptable=before)
     if state.durability == "per_operation":
         after = _recovery(outcome.state)  # the recovery reopens a poisoned journal too
         return Outcome(

@@ -657,10 +657,9 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         in_doubt = tuple(reading for reading in prediction.readings if reading.note == IN_DOUBT)
         if isinstance(operation, CrashDuring) and main.error is not None and live.sut_report:
             # The operation was failing (say, a write refused) when the crash hit:
-            # the process died before it could report the error; nothing changed.
-            return replace(
-                prediction, readings=tuple(replace(reading, error=None) for reading in (main, *in_doubt))
-            )
+            # the process died before it could report the error; nothing changed
+            # but, maybe, the armed fault it spent (the model's other reading).
+            return replace(prediction, readings=tuple(replace(reading, error=None) for reading in prediction.readings))
         if isinstance(operation, CrashDuring) and not live.sut_report:
             return replace(prediction, readings=(main, *in_doubt))  # the crash came after the operation
         if isinstance(operation, CorruptRecord) and not live.sut_report:

@@ -85,6 +85,40 @@ def test_a_version_1_server_declares_what_version_1_carries() -> None:
     assert target.capabilities == WIRE_CAPABILITIES and target.notes["protocol"] == PROTOCOL_VERSION
 
 
+#: A fault armed, a crash at the first I/O call of the splice it waits for: the
+#: crash may come before the write the fault would fail, so the fault may still
+#: be armed after the recovery (the server's) or spent (the in-process disk's).
+#: Both are correct; the model allowed only the second, and blamed R5 on the server.
+ARMED_FAULT_ACROSS_CRASHES = {
+    "schema": "rollcert-trace/2",
+    "family": "rollback",
+    "initial": "YQ==",
+    "capacity": None,
+    "policy": "reject",
+    "durable": True,
+    "operations": [
+        {"op": "arm_journal_fault"},
+        {"op": "splice", "offset": 0, "delete_length": 0, "insert": ""},
+        {"op": "arm_journal_fault"},
+        *[
+            {
+                "op": "crash_during",
+                "operation": {"op": "splice", "offset": 0, "delete_length": delete_length, "insert": ""},
+                "io_event": io_event,
+                "lost": 0,
+            }
+            for delete_length, io_event in ((0, 0), (0, 0), (1, 1))
+        ],
+    ],
+}
+
+
+@pytest.mark.parametrize("target", [REFERENCE_TEXT, "bundled"])
+def test_a_fault_armed_across_a_crash_is_not_blamed(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", target, "--trace", json.dumps(ARMED_FAULT_ACROSS_CRASHES), "--in-process"]) == 0
+    assert "all 6 steps agree with the model" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_cli_certify_and_smoke_over_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certify", REFERENCE_TEXT, "--only", "R1"]) == 0
