@@ -445,8 +445,8 @@ def _crash_during(state: ModelState, operation: CrashDuring) -> Outcome:
         # crash may also have come first, before the write an armed fault was
         # waiting for: then the fault is still armed, as before k.
         refused = _recovery(outcome.state, outcome.error, outcome.message)
-        before = recovered(state, state)
-        return refused if before == refused.state else replace(refused, also_acceptable=before)
+        still_armed = recovered(state, state)
+        return refused if still_armed == refused.state else replace(refused, also_acceptable=still_armed)
     if state.durability == "per_operation":
         after = _recovery(outcome.state)  # the recovery reopens a poisoned journal too
         return Outcome(
