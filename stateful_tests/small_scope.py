@@ -60,6 +60,8 @@ RULE_OPERATION_KINDS: dict[str, frozenset[str]] = {
     "corrupt_record": frozenset({"corrupt_record"}),
     "flush": frozenset({"flush"}),
     "checkpoint_then_crash": frozenset({"flush", "splice", "checkpoint", "restart"}),
+    "flush_after_rollback_then_crash": frozenset({"restart", "splice", "flush", "rollback"}),
+    "checkpoint_before_eviction": frozenset({"splice", "checkpoint", "rollback_to"}),
     "disk_fault": frozenset({"disk_fault"}),
     "reopen": frozenset({"reopen"}),
     "refused_then_reopen": frozenset({"disk_fault", "splice", "reopen"}),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -525,6 +526,13 @@ def history_words(raw: bytes, count: int) -> list[bytes]:
     return [rng.randbytes(8) for _ in range(count)]
 
 
+def history_word_stream(raw: bytes) -> Iterator[bytes]:
+    """:func:`history_words` one at a time, for a story that knows only as it goes how many it needs."""
+    rng = random.Random(raw)
+    while True:
+        yield rng.randbytes(8)
+
+
 # -- rollbacks ---------------------------------------------------------------------
 
 
@@ -540,6 +548,11 @@ def rollback_steps_from(state: ModelState, raw: bytes) -> int:
 def draw_rollback_steps(data: st.DataObject, state: ModelState) -> int:
     """:func:`rollback_steps_from` a word drawn from ``data``."""
     return rollback_steps_from(state, data.draw(WORD, label="steps"))
+
+
+def evicting_journal(state: ModelState) -> bool:
+    """A bounded journal with policy evict_oldest."""
+    return state.capacity is not None and state.policy == "evict_oldest"
 
 
 def draw_branch_steps(data: st.DataObject, state: ModelState) -> int:

@@ -215,3 +215,24 @@ def test_serials_of_a_lost_state_are_never_handed_out_again_in_either_mode() -> 
         buffer = open_durable_buffer(disk, durability=durability)
         losses += buffer.read() != before_crash
     assert losses >= 2  # the batched sessions did lose records (and their serials)
+
+
+def test_a_crash_during_an_operation_refused_for_its_arguments_still_crashes() -> None:
+    """A shrunk trace can crash an operation that is valid on the model's first
+    reading but not on the one the journal followed: here the first crash
+    recovers 'aaa' at depth 1 (a state of the window), the rollback makes it
+    'aa', and splice(2, 1) runs past the end. The adapter crashes the machine
+    after the refusal all the same, losing the unsynced rollback; a model that
+    predicted the refusal alone called the bundled journal's correct recovery a
+    lost acknowledged state (the minimiser kept it as an R5 counterexample)."""
+    batched = BufferConfig(b"aa", durable=True, durability="batched")
+    operations = [
+        Splice(0, 0, b"a"),
+        Splice(0, 0, b""),
+        Rollback(1),
+        CrashDuring(Splice(0, 0, b""), 1, 0),
+        Rollback(1),
+        CrashDuring(Splice(2, 1, b""), 0, 0),
+    ]
+    steps = replay(ROLLBACK, DURABLE_TARGET, batched, operations)
+    assert steps[-1].actual.error == "ValueError" and steps[-1].actual.buffer == b"aaa"

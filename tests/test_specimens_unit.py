@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,11 +24,16 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from rollcert.impl.file_journal import FileJournal
+from rollcert.impl.file_journal import open_durable_buffer
+from rollcert.impl.storage import SimulatedDisk
 from rollcert.model.errors import error_kind
 from rollcert.model.operations import AdoptCurrent
 from rollcert.model.operations import ArmJournalFault
+from rollcert.model.operations import Flush
 from rollcert.model.operations import Operation
 from rollcert.model.operations import OutOfLogWrite
+from rollcert.model.operations import Restart
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import RollbackToForeign
@@ -46,18 +52,21 @@ from rollcert.specimens.character_column import CharacterColumnBuffer
 from rollcert.specimens.crlf_normalising_undo import CrlfNormalisingUndoBuffer
 from rollcert.specimens.depth_checkpoints import DepthCheckpointBuffer
 from rollcert.specimens.evict_newest import EvictNewestBuffer
+from rollcert.specimens.eviction_keeps_checkpoint_positions import EvictionKeepsCheckpointPositionsBuffer
 from rollcert.specimens.fifo_replay import FifoReplayBuffer
 from rollcert.specimens.first_match_scan import FirstMatchScanBuffer
 from rollcert.specimens.no_divergence_check import NoDivergenceCheckBuffer
 from rollcert.specimens.non_atomic_rollback import NonAtomicRollbackBuffer
 from rollcert.specimens.record_cut_at_128 import RecordCutAt128Buffer
 from rollcert.specimens.snapshot_jump import SnapshotJumpBuffer
+from rollcert.specimens.sync_skipped_after_rollback import SyncSkippedAfterRollback
 from rollcert.specimens.text_decoded_log import TextDecodedLogBuffer
 from rollcert.stateful_tests.family import HARMS
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapters.durable import BATCHED
 
 Observed = tuple[bytes, int, int]
 
@@ -289,6 +298,17 @@ SPECIMEN_SCENARIOS: dict[str, tuple[type[Any], Scenario]] = {
         EvictNewestBuffer,
         Scenario((Splice(0, 0, b"a"), Splice(1, 0, b"b"), Rollback(1)), capacity=1, policy="evict_oldest"),
     ),
+    # Capacity 1: the checkpoint names "a" at depth 1; the splice of "b" evicts
+    # the record under it, so "a" is now the horizon, at depth 0. The specimen
+    # still points at position 1, undoes nothing and hands back "ab".
+    "eviction_keeps_checkpoint_positions": (
+        EvictionKeepsCheckpointPositionsBuffer,
+        Scenario(
+            (Splice(0, 0, b"a"), TakeCheckpoint(), Splice(1, 0, b"b"), RollbackTo(0)),
+            capacity=1,
+            policy="evict_oldest",
+        ),
+    ),
     # One record, rollback(2): refused, nothing changes. The specimen undoes the
     # record first and only then raises: the error arrives with "" at depth 0.
     "non_atomic_rollback": (
@@ -417,6 +437,7 @@ def _final_bytes(buffer_class: type[Any], scenario: Scenario) -> bytes:
         ("depth_checkpoints", b"b"),
         ("no_divergence_check", b"a"),
         ("evict_newest", b"b"),
+        ("eviction_keeps_checkpoint_positions", b"ab"),
         ("snapshot_jump", b""),
     ],
 )
@@ -424,3 +445,63 @@ def test_the_specimen_hands_back_these_bytes_without_an_error(name: str, wrong_b
     """The plausible but wrong buffers, spelled out for the docs."""
     specimen_class, scenario = SPECIMEN_SCENARIOS[name]
     assert _final_bytes(specimen_class, scenario) == wrong_bytes
+
+
+# ---------------------------------------------------------------------------
+# (c) the other faces of the specimens of issue 23's second round
+
+
+@pytest.mark.parametrize(
+    ("operations", "capacity"),
+    [
+        # The horizon's checkpoint, taken at depth 0: two evictions later its state
+        # is gone and rollback_to must be refused; the specimen's position 0 is
+        # still in range and it rolls back to the new horizon.
+        ((TakeCheckpoint(), Splice(0, 0, b"a"), Splice(1, 0, b"b"), RollbackTo(0)), 1),
+        # Live after one eviction, but a rollback went below its stale position
+        # (2 > depth 1) and dropped it: the specimen refuses a live checkpoint.
+        ((Splice(0, 0, b"a"), Splice(1, 0, b"b"), TakeCheckpoint(), Splice(2, 0, b"c"), Rollback(1), RollbackTo(0)), 2),
+    ],
+)
+def test_eviction_keeps_checkpoint_positions_accepts_a_dead_checkpoint_and_refuses_a_live_one(
+    operations: tuple[Operation, ...], capacity: int
+) -> None:
+    scenario = Scenario(operations, capacity=capacity, policy="evict_oldest")
+    assert first_discrepancy(NaiveJournaledBuffer, scenario) is None
+    discrepancy = first_discrepancy(EvictionKeepsCheckpointPositionsBuffer, scenario)
+    assert discrepancy is not None and discrepancy.startswith(f"step {len(operations) - 1} "), discrepancy
+    assert "UnreachableRollbackError" in discrepancy
+
+
+@pytest.mark.parametrize(("journal_class", "survives"), [(SyncSkippedAfterRollback, False), (FileJournal, True)])
+def test_a_flushed_rollback_survives_a_batched_crash_only_if_the_flush_synced(
+    journal_class: type[FileJournal], survives: bool
+) -> None:
+    """sync_skipped_after_rollback: the flush after a rollback returns without
+    the fsync, and the crash brings the undone edit back."""
+    disk = SimulatedDisk()
+    buffer = open_durable_buffer(disk, b"abc", journal_class=journal_class, durability=BATCHED)
+    buffer.splice(3, 0, b"!")
+    journal = buffer.journal
+    assert isinstance(journal, FileJournal)
+    journal.flush()
+    buffer.rollback(1)
+    journal.flush()  # returned: the caller may rely on "abc" now
+    disk.crash()
+    disk.restart()
+    assert open_durable_buffer(disk).read() == (b"abc" if survives else b"abc!")
+
+
+def test_sync_skipped_after_rollback_breaks_r5_on_the_judges_replay() -> None:
+    """The same story through the judge: the model keeps the rolled-back state,
+    the specimen recovers the one before the rollback, and the failing step
+    breaks R5's own clause. Per-operation mode syncs every record: no bug."""
+    target = load_all()["sync_skipped_after_rollback"].target
+    assert target is not None
+    operations = [Splice(0, 0, b"a"), Flush(), Rollback(1), Flush(), Restart()]
+    batched = BufferConfig(b"", durable=True, durability="batched")
+    with pytest.raises(Violation) as caught:
+        replay(ROLLBACK, target, batched, operations)
+    assert len(caught.value.steps) == len(operations) and "R5" in caught.value.broken
+    assert caught.value.steps[-1].actual.buffer == b"a"  # the undone edit is back
+    replay(ROLLBACK, target, replace(batched, durability="per_operation"), operations)

@@ -31,8 +31,12 @@ from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.harness import FamilyMachine
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.stateful_tests.machines import checkpoint_before_eviction
 from rollcert.stateful_tests.machines import checkpoint_then_crash
+from rollcert.stateful_tests.machines import flush_after_rollback_then_crash
+from rollcert.stateful_tests.machines import rules_for
 from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Capability
 
 
 class FixedDraws:
@@ -120,3 +124,46 @@ def test_the_s3_machine_draws_the_rolled_away_snapshot_first() -> None:
 )
 def test_keeping_length(content: bytes, wanted: int, edit: tuple[int, int, bytes], kept: tuple[int, int, bytes]) -> None:
     assert _keeping_length(content, wanted, *edit, b"ab") == kept
+
+
+def test_flush_after_rollback_then_crash_crashes_right_after_the_flush_of_a_rollback() -> None:
+    # A fresh batched buffer: an edit to undo, its flush, the rollback, the flush
+    # that promises the rolled-back state, the crash (sync_skipped_after_rollback).
+    for machine in started(ROLLBACK, "sync_skipped_after_rollback", "R5", BATCHED):
+        with pytest.raises(Violation) as caught:
+            flush_after_rollback_then_crash(machine, FixedDraws())
+        kinds = [step.operation.kind for step in caught.value.steps]
+        assert kinds == ["splice", "flush", "rollback", "flush", "restart"]
+
+
+def test_flush_after_rollback_then_crash_passes_a_journal_whose_flush_syncs() -> None:
+    for machine in started(ROLLBACK, "torn_tail_applied", "R5", BATCHED):
+        flush_after_rollback_then_crash(machine, FixedDraws())
+        assert machine.live.model.depth == 0 and not machine.live.model.since_flush
+
+
+BOUNDED_EVICTING = BufferConfig(b"", 2, "evict_oldest")
+
+
+@pytest.mark.parametrize(
+    ("word", "error"),
+    [
+        (bytes(8), None),  # one eviction: the checkpoint is live, one record lower
+        (b"\x01" + bytes(7), "UnreachableRollbackError"),  # three: its state was evicted
+    ],
+)
+def test_checkpoint_before_eviction_aims_at_a_checkpoint_an_eviction_moved(word: bytes, error: str | None) -> None:
+    for machine in started(ROLLBACK, "eviction_keeps_checkpoint_positions", "R6", BOUNDED_EVICTING):
+        with pytest.raises(Violation) as caught:
+            checkpoint_before_eviction(machine, word)
+        steps = caught.value.steps
+        assert [step.operation.kind for step in steps][-1] == "rollback_to"
+        assert steps[-1].expected.error == error
+        assert all(step.before != step.expected.buffer for step in steps if step.operation.kind == "splice")
+
+
+def test_the_story_rules_of_round_two_are_in_their_own_machines_only() -> None:
+    every = frozenset(Capability)
+    assert "checkpoint_before_eviction" in rules_for("R6", every)
+    assert "flush_after_rollback_then_crash" in rules_for("R5", every)
+    assert not {"checkpoint_before_eviction", "flush_after_rollback_then_crash"} & set(rules_for("R0", every))
