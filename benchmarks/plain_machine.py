@@ -280,6 +280,32 @@ def bad_splice(machine: PlainMachine, data: st.DataObject) -> None:
     machine.run(Splice(offset, delete_length, b"x"))
 
 
+@precondition(
+    lambda machine: (
+        machine.session is not None
+        and machine.live.model.capacity is not None
+        and machine.live.model.policy == "evict_oldest"
+    )
+)
+@rule(data=st.data())
+def checkpoint_before_eviction(machine: PlainMachine, data: st.DataObject) -> None:
+    """rollcert's composite R6 rule (fill the journal, checkpoint, evict one
+    record or past the checkpoint, rollback_to), with uniform draws: the plain
+    machine gets the same story, so a difference is the draws'."""
+    capacity = machine.live.model.capacity
+    assert capacity is not None  # the precondition
+    for _ in range(capacity - machine.live.model.depth):
+        machine.run(Splice(*machine.draw_edit(data)))
+    taken = len(machine.live.model.checkpoints)
+    machine.run(TakeCheckpoint())
+    if len(machine.live.model.checkpoints) == taken:
+        return
+    evictions = capacity + 1 if data.draw(st.booleans(), label="past the checkpoint") else 1
+    for _ in range(evictions):
+        machine.run(Splice(*machine.draw_edit(data)))
+    machine.run(RollbackTo(taken))
+
+
 PLAIN_RULES: dict[str, Callable[..., Any]] = {
     "splice": splice,
     "rollback_one": rollback_one,
@@ -293,6 +319,7 @@ PLAIN_RULES: dict[str, Callable[..., Any]] = {
     "write_behind_checkpoint": write_behind_checkpoint,
     "adopt_current": ROLLCERT_RULES["adopt_current"],
     "bad_splice": bad_splice,
+    "checkpoint_before_eviction": checkpoint_before_eviction,
 }
 
 
