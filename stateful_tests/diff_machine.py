@@ -45,6 +45,7 @@ from rollcert.model.diffs import DiffModelState
 from rollcert.model.diffs import DiffOutcome
 from rollcert.model.diffs import content_alignments
 from rollcert.model.diffs import diff_step
+from rollcert.model.diffs import effective_regions
 from rollcert.model.diffs import initial_diff_state
 from rollcert.model.diffs import locate
 from rollcert.model.diffs import reject_apply
@@ -86,6 +87,20 @@ RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
     "S2": ("snapshot", "agent_edit", "tool_write", "apply_diff", "rollback_diff"),
     "S3": ("snapshot", "agent_edit", "rollback", "branch", "apply_diff"),
 }
+
+#: The rewrite stories (DiffMachine.rewrite_story): a tool rewrites one byte in
+#: place between the snapshot and the apply, strictly inside a read the diff
+#: declares (S1: its ends and its length untouched) ...
+INSIDE_A_READ = "inside a read"
+#: ... or where the diff neither reads nor writes (S2: the diff applies, and
+#: rolling it back must keep the tool's byte).
+BESIDE_THE_DIFF = "beside the diff"
+#: The rewrite story each machine tells now and then (see :data:`REWRITE_SHARE`).
+REWRITE_STORY_BY_PROPERTY: dict[str, str] = {"S1": INSIDE_A_READ, "S2": BESIDE_THE_DIFF}
+
+#: Past this many steps, a counterexample's leading edits are folded into its
+#: start before any other move (see :meth:`DiffFamily.candidates`).
+LONG_TRACE = 16
 
 #: Snapshots per example: more only lengthen traces without new situations.
 MAX_SNAPSHOTS = 3
@@ -228,6 +243,13 @@ class DiffMachine(FamilyMachine):
     #: Draw length-preserving edits half the time (the S3 machine: see
     #: strategies.diff_substitutions).
     same_length_edits: ClassVar[bool] = False
+    #: Now and then let a tool empty the buffer right before an apply (the S1
+    #: machine: see :data:`EMPTYING_SHARE`).
+    emptying_applies: ClassVar[bool] = False
+    #: Now and then tell a whole story in one apply: snapshot, a tool's one-byte
+    #: rewrite in place, the diff (S1: :data:`INSIDE_A_READ`, S2:
+    #: :data:`BESIDE_THE_DIFF`; see :data:`REWRITE_SHARE`).
+    rewrite_story: ClassVar[str | None] = None
 
     @initialize(initial=strategies.diff_initial_buffers(), word=strategies.WORD)
     def start(self, initial: bytes, word: bytes) -> None:
@@ -349,8 +371,16 @@ def _keeping_length(
 @precondition(lambda machine: machine.session is not None and bool(machine.live.model.snapshots))
 @rule(data=st.data())
 def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
+    if (
+        machine.emptying_applies
+        and machine.live.model.content
+        and strategies.draw_index(data, EMPTYING_SHARE, "emptied first") == 0
+    ):
+        # A tool truncates the file, and the author's diff comes after it.
+        machine.run(ToolWrite(*strategies.emptying_write(machine.live.model.content)))
     state = machine.live.model
     snapshots = state.snapshots
+    story = machine.rewrite_story is not None and strategies.draw_index(data, REWRITE_SHARE, "rewrite story") == 0
     if machine.same_length_edits:
         # The S3 machine: a snapshot of a rolled-away state at the live depth and
         # length, with other bytes (the lure a stepping-back revision counter and
@@ -367,6 +397,23 @@ def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
         index = order[strategies.draw_index(data, len(order), "snapshot")]
     else:
         index = data.draw(st.integers(0, len(snapshots) - 1), label="snapshot")
+    of_the_live_state = [i for i, snap in enumerate(snapshots) if snap.serial == state.serials[-1]]
+    if story and len(state.content) >= MIN_REWRITE_LENGTH and (len(snapshots) < MAX_SNAPSHOTS or of_the_live_state):
+        # The whole story at once: the author snapshots (or, with no room for
+        # another, takes the one already of the live state: seed 2 of
+        # read_set_ends_only drew the story 19 times in 115 examples and 16 found
+        # the snapshots full); once the diff is drawn, a tool rewrites one byte of
+        # it in place; then the diff is applied.
+        if len(snapshots) < MAX_SNAPSHOTS:
+            machine.run(TakeSnapshot())
+            snapshots = machine.live.model.snapshots
+            index = len(snapshots) - 1
+        else:
+            index = of_the_live_state[-1]
+    else:
+        if story and machine.rewrite_story == BESIDE_THE_DIFF:
+            _as_long_as_the_snapshot(machine, data, index)
+        story = False
     base = snapshots[index].content
     mode = data.draw(strategies.anchor_modes(), label="mode")
     hunks = data.draw(strategies.hunk_lists(base), label="hunks")
@@ -382,6 +429,9 @@ def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
         start, end, _ = hunks[-1]
         hunks = [*hunks[:-1], (start, end, wide)]
     reads = data.draw(strategies.read_region_lists(base), label="reads")
+    if story:
+        mode = "content"
+        hunks, reads = _rewrite_in_place(machine, data, base, hunks, reads)
     operation = ApplyDiff(
         index,
         mode,  # type: ignore[arg-type]  # drawn from the anchor modes
@@ -389,6 +439,99 @@ def apply_diff(machine: DiffMachine, data: st.DataObject) -> None:
         tuple(Region(*r) for r in reads),
     )
     machine.run(operation)
+
+
+#: One apply in this many of the S1 machine comes right after a tool emptied the
+#: buffer (strategies.emptying_write): the plain edits delete two bytes at most,
+#: so a buffer of three or more was never emptied, and an applier that skips its
+#: staleness check on an empty live base ("nothing there to conflict with")
+#: passed S1. As a kind of tool write it emptied the buffer often enough, but an
+#: apply rarely came next (a run's examples repeat their rules).
+EMPTYING_SHARE = 10
+
+#: One apply in this many tells a rewrite story, where a machine has one. Drawn
+#: freely, the pieces came together too rarely: an applier that checks a read
+#: region by its ends and length passed S1 on a seed in three (a read of three
+#: bytes with one edit exactly in its middle that kept the length, and hunks
+#: elsewhere), and a base moved at an equal length was never among the few
+#: diffs an S2 run rolls back, so an undo that restores the author's snapshot
+#: when the lengths agree ("same length, so nobody else wrote") passed S2.
+REWRITE_SHARE = 4
+
+#: A rewrite story needs a buffer this long: a read with a byte strictly inside.
+MIN_REWRITE_LENGTH = 3
+
+
+def _rewrite_in_place(
+    machine: DiffMachine,
+    data: st.DataObject,
+    base: bytes,
+    hunks: Sequence[tuple[int, int, bytes]],
+    reads: list[tuple[int, int]],
+) -> tuple[list[tuple[int, int, bytes]], list[tuple[int, int]]]:
+    """The tool's one-byte rewrite of the story (the live base is still ``base``,
+    the snapshot just taken), away from every hunk and the byte on either side
+    of it; the diff's hunks and declared reads, as they are to be applied. When
+    the drawn hunks leave no byte free (several hunks over a short base: seed 2
+    of read_set_ends_only told the story three times and found no place each
+    time), the diff keeps its last hunk only.
+
+    Beside the diff: away from its reads too. Inside a read: strictly inside a
+    declared read of three or more bytes, and at neither end of any other; if
+    no drawn read has such a byte, a read of three bytes is declared around
+    one (instead of the drawn reads)."""
+    hunk_list = list(hunks)
+    free = _free_places(base, hunk_list)
+    if len(hunk_list) > 1 and not [p for p in free if 0 < p < len(base) - 1]:
+        hunk_list = hunk_list[-1:]
+        free = _free_places(base, hunk_list)
+    if machine.rewrite_story == BESIDE_THE_DIFF:
+        places = [p for p in free if not any(start <= p < end for start, end in reads)]
+    else:
+        places = [
+            p
+            for p in free
+            if any(start < p < end - 1 for start, end in reads) and not any(p in (start, end - 1) for start, end in reads)
+        ]
+        if not places:
+            places = [p for p in free if 0 < p < len(base) - 1]
+            reads = []  # a read around the byte, once it is drawn
+    rewrite = strategies.draw_tool_substitution(data, base, machine.alphabets.tool, text=machine.world.text, places=places)
+    if rewrite is None:
+        return hunk_list, reads
+    machine.run(ToolWrite(*rewrite))
+    offset = rewrite[0]
+    return hunk_list, reads if reads or machine.rewrite_story == BESIDE_THE_DIFF else [(offset - 1, offset + 2)]
+
+
+def _free_places(base: bytes, hunks: Sequence[tuple[int, int, bytes]]) -> list[int]:
+    """The bytes of ``base`` neither a hunk nor the byte on either side of it touches."""
+    hunk_spans = effective_regions(len(base), tuple(Hunk(*h) for h in hunks), ())
+    return [p for p in range(len(base)) if not any(r.start <= p < r.end for r in hunk_spans)]
+
+
+#: The most bytes :func:`_as_long_as_the_snapshot` adds or removes to match a
+#: snapshot's length (a wide snapshot kilobytes away is left alone).
+AS_LONG_REACH = 8
+
+
+def _as_long_as_the_snapshot(machine: DiffMachine, data: st.DataObject, index: int) -> None:
+    """S2's rewrite story with no room for a new snapshot: a tool write that
+    leaves the live base as long as snapshot ``index`` and different from it (a
+    byte rewritten in place if the lengths agree already, else a tool edit cut
+    or padded to that length, as the S3 machine's ``branch``), if the lengths
+    are at most :data:`AS_LONG_REACH` apart (and, on a text target, the buffer
+    is ASCII, so no cut splits a character)."""
+    content, wanted = machine.live.model.content, len(machine.live.model.snapshots[index].cells)
+    edit: tuple[int, int, bytes] | None = None
+    if len(content) == wanted:
+        edit = strategies.draw_tool_substitution(data, content, machine.alphabets.tool, text=machine.world.text)
+    elif abs(len(content) - wanted) <= min(AS_LONG_REACH, machine.world.max_insert or AS_LONG_REACH) and not (
+        machine.world.text and not content.isascii()
+    ):
+        edit = _keeping_length(content, wanted, *_edit(machine, data, machine.alphabets.tool), machine.alphabets.tool)
+    if edit is not None and (edit[1] or edit[2]):
+        machine.run(ToolWrite(*edit))
 
 
 @precondition(
@@ -599,6 +742,8 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         namespace.update(
             family=self, target=target, tracker=tracker, alphabets=alphabets, same_length_edits=property_id == "S3",
             world=world_of(target),
+            emptying_applies=property_id == "S1",
+            rewrite_story=REWRITE_STORY_BY_PROPERTY.get(property_id),
         )
         if alphabets.shared:
             namespace["start"] = start_over_target_alphabet
@@ -647,9 +792,19 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
                         yield replace(operation, reads=operation.reads[:i] + (shorter,) + operation.reads[i + 1 :])
 
     def candidates(self, config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
-        yield from shrink.single_deletions(self, config, operations)
-        yield from shrink.block_deletions(self, config, operations)
-        yield from shrink.pair_deletions(self, config, operations)
+        if len(operations) > LONG_TRACE:
+            # A long history (strategies.history_length) before the story: its edits
+            # folded into the start at once. Deleted one by one, each a replay of the
+            # whole trace, they cost minutes where the judge carries many alignments
+            # of repeated text (an emptied buffer's story: 96 steps, 193 s).
+            yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, (Splice, ToolWrite)))
+        emptying = self._emptying_writes(config, operations)
+        for deletions in (shrink.single_deletions, shrink.block_deletions, shrink.pair_deletions):
+            for shorter_config, shorter in deletions(self, config, operations):
+                yield shorter_config, self._still_emptying(shorter_config, shorter, emptying)
+        yield from _edits_with_their_rollback_shortened(config, operations)
+        yield from _rollbacks_merged(config, operations)
+        yield from _edits_merged(config, operations)
         yield from self._applies_as_splices(config, operations)
         yield from shrink.simpler_operations(self, config, operations)
         yield from shrink.shorter_initial(config, operations)
@@ -699,6 +854,49 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
                 yield config, operations[:index] + [edit] + rest
 
     @staticmethod
+    def _emptying_writes(config: BufferConfig, operations: list[DiffOperation]) -> frozenset[int]:
+        """The ids of the tool writes that delete the whole buffer (as the model has it)."""
+        found: set[int] = set()
+        try:
+            state = initial_diff_state(config.initial)
+            for operation in operations:
+                if (
+                    isinstance(operation, ToolWrite)
+                    and operation.offset == 0
+                    and not operation.insert
+                    and 0 < operation.delete_length == len(state.current)
+                ):
+                    found.add(id(operation))
+                state = diff_step(state, operation).state
+        except (ValueError, TypeError):
+            pass
+        return frozenset(found)
+
+    @staticmethod
+    def _still_emptying(
+        config: BufferConfig, operations: list[DiffOperation], emptying: frozenset[int]
+    ) -> list[DiffOperation]:
+        """``operations`` (a trace with steps deleted) with each of the tool writes
+        that emptied the buffer (``emptying``, by id) made to delete the whole
+        buffer it now meets. A tool that truncates the file deletes whatever is
+        there; with its length fixed, no step before it could be dropped (the
+        buffer would no longer end up empty), and a counterexample kept the
+        agent's edits that only made the buffer longer."""
+        if not emptying:
+            return operations
+        result: list[DiffOperation] = []
+        try:
+            state = initial_diff_state(config.initial)
+            for operation in operations:
+                if id(operation) in emptying and isinstance(operation, ToolWrite) and state.current:
+                    operation = replace(operation, delete_length=len(state.current))
+                result.append(operation)
+                state = diff_step(state, operation).state
+        except (ValueError, TypeError):
+            return operations
+        return result
+
+    @staticmethod
     def _snapshot_contents(config: BufferConfig, operations: list[DiffOperation]) -> dict[int, bytes]:
         """Step index -> the content of the snapshot that step's apply_diff names
         (as the model has it); steps the model refuses to read are left out."""
@@ -735,6 +933,79 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
             except (ValueError, TypeError):
                 return False
         return True
+
+
+def _edits_with_their_rollback_shortened(config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
+    """An edit deleted together with one step less of a later multi-step rollback
+    (as the rollback family's move): a snapshot of a state a rollback of five
+    records took away, where one record would do, otherwise keeps all five
+    edits, since deleting any one alone changes what the rollback undoes."""
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, (Splice, ToolWrite)):
+            continue
+        for later in range(index + 1, len(operations)):
+            rollback = operations[later]
+            if isinstance(rollback, Rollback) and rollback.steps >= 2:
+                shortened = list(operations)
+                shortened[later] = Rollback(rollback.steps - 1)
+                yield config, shortened[:index] + shortened[index + 1 :]
+
+
+def _rollbacks_merged(config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
+    """Two rollbacks in a row told as one over as many records."""
+    for index in range(len(operations) - 1):
+        first, second = operations[index], operations[index + 1]
+        if isinstance(first, Rollback) and isinstance(second, Rollback):
+            yield config, [*operations[:index], Rollback(first.steps + second.steps), *operations[index + 2 :]]
+
+
+def _edits_merged(config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
+    """A run of consecutive edits of one writer told as the one edit that turns
+    the bytes before the run into the bytes after it (the bytes they share at
+    both ends kept), longest runs first. A tool write cut or padded to a length
+    (or one that empties the buffer) after others keeps them all otherwise:
+    deleting any one changes what the last must delete."""
+    contents: list[bytes] = []
+    try:
+        state = initial_diff_state(config.initial)
+        contents.append(state.content)
+        for operation in operations:
+            state = diff_step(state, operation).state
+            contents.append(state.content)
+    except (ValueError, TypeError):
+        return
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for index in range(1, len(operations) + 1):
+        if index == len(operations) or not (
+            isinstance(operations[index], (Splice, ToolWrite)) and type(operations[index]) is type(operations[start])
+        ):
+            if index - start > 1 and isinstance(operations[start], (Splice, ToolWrite)):
+                runs.append((start, index))
+            start = index
+    for first, end in runs:
+        for length in range(end - first, 1, -1):
+            for low in range(first, end - length + 1):
+                high = low + length
+                before, after = contents[low], contents[high]
+                prefix = _shared_prefix(before, after)
+                suffix = _shared_prefix(before[prefix:][::-1], after[prefix:][::-1])
+                edit = type(operations[low])(prefix, len(before) - prefix - suffix, after[prefix : len(after) - suffix])
+                merged = [edit] if edit.delete_length or edit.insert else []
+                yield config, [*operations[:low], *merged, *operations[high:]]
+
+
+def _shared_prefix(a: bytes, b: bytes) -> int:
+    """How many leading bytes ``a`` and ``b`` share (bisection over slice
+    comparisons: a wide buffer has kilobytes)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 #: The diff family: one object serves every run.

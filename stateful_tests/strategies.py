@@ -745,3 +745,52 @@ def diff_substitutions(buffer: bytes, alphabet: bytes) -> st.SearchStrategy[tupl
     with other text — where a counter or a size check would call a stale
     snapshot current (S3)."""
     return _diff_substitutions(len(buffer), alphabet)
+
+
+# -- a tool's writes the plain diff edits rarely make (S1, S2) -----------------------
+# The diff machines' rewrite stories (a tool rewrites one byte in place between a
+# snapshot and an apply) and the S1 machine's emptied buffer: diff_edits deletes
+# at most two bytes, so a tool never empties a buffer of three or more, and it
+# keeps the length only when it happens to delete as many bytes as it inserts.
+
+
+def draw_tool_substitution(
+    data: st.DataObject,
+    buffer: bytes,
+    alphabet: bytes,
+    *,
+    text: bool = False,
+    places: Sequence[int] | None = None,
+) -> tuple[int, int, bytes] | None:
+    """One byte of ``buffer`` (at one of ``places``, if given) replaced by one of
+    ``alphabet``'s that is neither it nor a neighbour of it, or ``None`` if there
+    is no such letter there (nor, for a ``text`` target, where the byte belongs
+    to a multi-byte character), or no place.
+
+    The length is kept (a same-length rewrite: a renamed identifier, a digit
+    bumped); the byte really changes, so it is no equal-byte rewrite; and the new
+    byte differs from both neighbours, so that a target that sees only content
+    reads the same one-byte change the model makes (replacing ``1`` by ``2`` in
+    ``12`` could be read as the old ``2`` moving left)."""
+    if places is None:
+        places = range(len(buffer))
+
+    def letters_at(offset: int) -> bytes:
+        if text and buffer[offset] >= 0x80:
+            return b""
+        nearby = buffer[max(0, offset - 1) : offset + 2]
+        return bytes(c for c in alphabet if c not in nearby)
+
+    # Only where some letter will do: a tool's two letters are often both next
+    # to a place (seed 2 of read_set_ends_only: four stories, no rewrite).
+    places = [offset for offset in places if letters_at(offset)]
+    if not places:
+        return None
+    offset = places[draw_index(data, len(places), "substituted byte")]
+    letters = letters_at(offset)
+    return offset, 1, bytes([letters[draw_index(data, len(letters), "substitute")]])
+
+
+def emptying_write(buffer: bytes) -> tuple[int, int, bytes]:
+    """Delete everything: a tool that truncates the file (``buffer`` is not empty)."""
+    return 0, len(buffer), b""

@@ -257,6 +257,13 @@ FINDINGS = [
         b"Y\nB\n",
     ),
     Finding(
+        "empty_last_line",
+        "codex-apply-patch-focused",
+        b"aaaaa\n\n",
+        (SNAPSHOT, ToolWrite(6, 0, b"b"), _apply((6, 6, b" "))),
+        b"aaaaa\n \nb\n",  # the chunk retried without its empty last line: inserted, the writer's b kept
+    ),
+    Finding(
         "all_or_none",
         "codex-apply-patch",
         b"a\nb\nc\n",

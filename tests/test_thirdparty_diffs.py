@@ -171,11 +171,6 @@ def test_git_apply_ignores_a_changed_declared_read() -> None:
     assert "region" in dict(last.context)["rule"] and _accepted_what_the_rule_rejects(last), "git-apply: S1 changed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search regression since the wide draws (issue 23, open): at quick seed 0 the S1 run on git apply "
-    "no longer reaches its declared-read finding and passes; the finding stands when replayed (test above)",
-)
 def test_the_search_finds_git_apply_ignoring_a_declared_read() -> None:
     _require("git-apply")
     assert _s1("git-apply").verdict == "violated"
@@ -276,19 +271,41 @@ def test_git_apply_3way_refuses_but_leaves_conflict_markers(target: str) -> None
     assert _s1(target).verdict == "violated"
 
 
-@pytest.mark.slow
+#: The documented trace of git apply's final-line-break loss (docs/certifications/git_apply.md).
+FINAL_LINE_BREAK_TRACE = (
+    '{"schema":"rollcert-trace/2","family":"diffs","initial":"YWFhYWFhCmFh","capacity":null,"policy":"reject",'
+    '"operations":[{"op":"snapshot"},{"op":"splice","offset":9,"delete_length":0,"insert":"Cg=="},'
+    '{"op":"apply_diff","snapshot":0,"mode":"content","hunks":[[4,5,""]],"reads":[]}]}'
+)
+
+
 def test_git_apply_drops_a_final_line_break_a_second_writer_added() -> None:
-    """Without the two set-aside findings git apply still breaks S1 (found once the
-    judge stopped blaming what content cannot show): B0 has no final line break, a
-    second writer adds one, and a content diff the rule accepts is applied with the
-    line break taken away — git's 'no newline at end of file' marker applied to a base
-    that has one now (docs/certifications/git_apply.md)."""
-    result = _s1("git-apply-focused")
-    assert result.verdict == "violated", result.reason
-    last = _counterexample(result)[-1]
+    """Without the two set-aside findings git apply still breaks S1: B0 has no final line
+    break, a second writer adds one, and a content diff the rule accepts is applied with
+    the line break taken away — git's 'no newline at end of file' marker applied to a
+    base that has one now (docs/certifications/git_apply.md). The search found it at
+    seed 0 on 2026-12-01; since the diff machines rewrite lines in place it meets other
+    findings first (the test below), so the trace is replayed here."""
+    _require("git-apply-focused")
+    family, config, operations = parse_trace(FINAL_LINE_BREAK_TRACE)
+    with pytest.raises(Violation) as raised:
+        replay(family, resolve_target("git-apply-focused"), config, operations)
+    last = raised.value.steps[-1]
     assert isinstance(last.operation, ApplyDiff) and last.operation.mode == "content"
     assert last.expected.error is None and last.actual.error is None
     assert last.expected.buffer.endswith(b"\n") and last.actual.buffer == last.expected.buffer[:-1]
+
+
+@pytest.mark.slow
+def test_the_search_finds_git_apply_focused_unsound_on_its_own_rule() -> None:
+    """Seed 0 reads unknown (a set-aside situation cannot be reached); seed 1 ends
+    violated on a stale content diff git applies where S1 rejects it or elsewhere than S1
+    places it (git_apply.md: seeds 1-5 all end violated)."""
+    _require("git-apply-focused")
+    result = certify(resolve_target("git-apply-focused"), profile="quick", seed=1, only=("S1",)).results["S1"]
+    last = _counterexample(result)[-1]
+    assert isinstance(last.operation, ApplyDiff) and last.operation.mode == "content"
+    assert last.actual.error is None and last.actual.buffer != last.expected.buffer
 
 
 # -- atomicity: a failed multi-hunk apply -------------------------------------------------
