@@ -79,10 +79,11 @@ def main() -> None:
         plain_machine.main(argv + (["--json", str(args.json)] if args.json is not None else []))
         return
     rows = measure(args.seeds, args.only)
-    print(f"{'specimen':<22}{'prop':<6}{'found':<8}{'minimal':<9}{'median s':>9}{'max s':>8}  lengths")
+    width = max([len("specimen"), *map(len, rows)]) + 2  # specimen names are long: keep the columns
+    print(f"{'specimen':<{width}}{'prop':<6}{'found':<8}{'minimal':<9}{'median s':>9}{'max s':>8}  lengths")
     for name, row in rows.items():
         print(
-            f"{name:<22}{row['property']!s:<6}{row['found']!s:<8}{row['minimal']!s:<9}"
+            f"{name:<{width}}{row['property']!s:<6}{row['found']!s:<8}{row['minimal']!s:<9}"
             f"{row['median_seconds']:>9}{row['max_seconds']:>8}  {row['lengths']}"
         )
     if args.json is not None:
