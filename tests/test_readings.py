@@ -157,10 +157,32 @@ def test_without_the_alignment_the_same_step_would_be_a_violation() -> None:
 
 @pytest.mark.slow
 def test_a_content_only_applier_correct_under_readings_passes_s1_and_counts_them() -> None:
-    # Seed 1: three applies right only under the target's own alignment of an edit.
-    result = certify(_diff_target(_ContentOnly), profile="quick", seed=1, only=("S1",)).results["S1"]
+    # Seed 0: three applies right only under the target's own alignment of an edit
+    # (seeds 4 and 6 too; seeds 1, 2, 5, 7 pass without needing one; seed 3: below).
+    result = certify(_diff_target(_ContentOnly), profile="quick", seed=0, only=("S1",)).results["S1"]
     assert result.verdict == "passed", result.reason
     assert result.figures.get("alignment_accepted", 0) >= 1, result.figures
+
+
+#: Seed 3 of the run above, shrunk: 'cb' * 637, a tool deletes the first 'cb' (the
+#: target: the last of 637 alignments), a diff on the snapshot deletes B0[1196].
+LONG_RUN_TRACE: list[Operation] = [
+    TakeSnapshot(),
+    ToolWrite(0, 2, b""),
+    ApplyDiff(0, "content", (Hunk(1196, 1197, b""),)),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=Violation,
+    reason="a false blame, open (issue 23 notes, 2026-12-03): the diff family offers only the first "
+    "MAX_READINGS (64) alignments of an edit as second readings, and this target chose the last of 637; "
+    "the judge must follow the target's alignment or not judge the step, never blame it",
+)
+def test_an_alignment_past_the_first_sixty_four_is_not_blamed() -> None:
+    tallies = _judged(DIFFS, _diff_target(_ContentOnly), BufferConfig(b"cb" * 637), LONG_RUN_TRACE)
+    assert tallies["optional_reading_needed"] >= 1
 
 
 @pytest.mark.slow
