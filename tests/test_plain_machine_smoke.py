@@ -52,6 +52,10 @@ def _row(ours_found: int, ours_first: float | None, plain_found: int, plain_firs
         (_row(1, 0.1, 2, 0.5), "MISSED on some seeds the plain machine finds it on"),
         (_row(3, 0.2, 0, None), "only rollcert finds it"),
         (_row(0, None, 0, None), "neither finds it"),
+        (
+            {**_row(3, 0.2, 0, None), "plain": {"found": 0, "runs": 3, "timeouts_while_shrinking": 2}},
+            "the plain machine saw a failure but was still shrinking it at the budget",
+        ),
     ],
 )
 def test_the_side_by_side_reading_says_who_found_it_first(row: dict[str, object], reading: str) -> None:
