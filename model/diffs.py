@@ -348,8 +348,9 @@ def _edit(state: DiffModelState, offset: int, delete_length: int, insert: bytes)
     return DiffOutcome(_push(state, cells, state.next_identity + len(insert)))
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """How many leading bytes ``a`` and ``b`` share (bisection over slice comparisons)."""
+def common_prefix(a: bytes, b: bytes) -> int:
+    """How many leading bytes ``a`` and ``b`` share (bisection over slice comparisons:
+    a wide buffer has kilobytes)."""
     low, high = 0, min(len(a), len(b))
     while low < high:
         middle = (low + high + 1) // 2
@@ -377,8 +378,8 @@ def content_alignments(content: bytes, offset: int, delete_length: int, insert: 
     if offset < 0 or delete_length < 0 or offset + delete_length > len(content):
         return ()
     result = content[:offset] + insert + content[offset + delete_length :]
-    prefix = _common_prefix(result, content)
-    suffix = _common_prefix(result[::-1], content[::-1])
+    prefix = common_prefix(result, content)
+    suffix = common_prefix(result[::-1], content[::-1])
     kept = len(content) - delete_length  # the bytes outside the edited span
     return tuple(
         (other, result[other : other + len(insert)])

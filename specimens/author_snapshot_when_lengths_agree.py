@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from rollcert.impl.diffs import AppliedDiff
-from rollcert.impl.diffs import AuthoredDiff
-from rollcert.impl.diffs import DiffableBuffer
 from rollcert.specimens._diff_base import register_diff
+from rollcert.specimens.rollback_to_author_snapshot import RollbackToAuthorSnapshotBuffer
 
 
 @register_diff("author_snapshot_when_lengths_agree", breaks={"S2"})
-class AuthorSnapshotWhenLengthsAgreeBuffer(DiffableBuffer):
+class AuthorSnapshotWhenLengthsAgreeBuffer(RollbackToAuthorSnapshotBuffer):
     """Undoing an applied diff rolls the journal back to the live base it was
     applied to, as it should, and then "repairs" the result from the author's
     snapshot B0, which it keeps as the known-good text: the repair was added
@@ -22,17 +20,6 @@ class AuthorSnapshotWhenLengthsAgreeBuffer(DiffableBuffer):
     passes that check, and undoing the diff silently erases the tool's write:
     the backward conflict S2 forbids, hidden behind a length that agrees."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._authored_on: dict[AppliedDiff, bytes] = {}
-
-    def apply_diff(self, diff: AuthoredDiff) -> AppliedDiff:
-        applied = super().apply_diff(diff)
-        self._authored_on[applied] = diff.base.content
-        return applied
-
-    def rollback_diff(self, applied: AppliedDiff) -> None:
-        super().rollback_diff(applied)
-        snapshot = self._authored_on.get(applied)
-        if snapshot is not None and len(snapshot) == len(self) and snapshot != self.read():
-            self.splice(0, len(self), snapshot)  # the bug: a length that agrees is taken for "nobody wrote"
+    def _writes_back(self, snapshot: bytes) -> bool:
+        # The bug: a length that agrees is taken for "nobody wrote".
+        return len(snapshot) == len(self) and snapshot != self.read()

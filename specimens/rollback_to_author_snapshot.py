@@ -30,5 +30,10 @@ class RollbackToAuthorSnapshotBuffer(DiffableBuffer):
     def rollback_diff(self, applied: AppliedDiff) -> None:
         super().rollback_diff(applied)
         snapshot = self._authored_on.get(applied)
-        if snapshot is not None and snapshot != self.read():
+        if snapshot is not None and self._writes_back(snapshot):
             self.splice(0, len(self), snapshot)  # the bug: B0, not the base it was applied to
+
+    def _writes_back(self, snapshot: bytes) -> bool:
+        """Whether the undo writes the author's snapshot over the buffer: here
+        whenever they differ (author_snapshot_when_lengths_agree narrows it)."""
+        return snapshot != self.read()

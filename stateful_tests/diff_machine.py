@@ -43,6 +43,7 @@ from rollcert.model.contract import Hunk
 from rollcert.model.contract import Region
 from rollcert.model.diffs import DiffModelState
 from rollcert.model.diffs import DiffOutcome
+from rollcert.model.diffs import common_prefix
 from rollcert.model.diffs import content_alignments
 from rollcert.model.diffs import diff_step
 from rollcert.model.diffs import effective_regions
@@ -802,7 +803,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         for deletions in (shrink.single_deletions, shrink.block_deletions, shrink.pair_deletions):
             for shorter_config, shorter in deletions(self, config, operations):
                 yield shorter_config, self._still_emptying(shorter_config, shorter, emptying)
-        yield from _edits_with_their_rollback_shortened(config, operations)
+        yield from shrink.edit_with_its_rollback_shortened(config, operations, (Splice, ToolWrite))
         yield from _rollbacks_merged(config, operations)
         yield from _edits_merged(config, operations)
         yield from self._applies_as_splices(config, operations)
@@ -935,22 +936,6 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
         return True
 
 
-def _edits_with_their_rollback_shortened(config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
-    """An edit deleted together with one step less of a later multi-step rollback
-    (as the rollback family's move): a snapshot of a state a rollback of five
-    records took away, where one record would do, otherwise keeps all five
-    edits, since deleting any one alone changes what the rollback undoes."""
-    for index, operation in enumerate(operations):
-        if not isinstance(operation, (Splice, ToolWrite)):
-            continue
-        for later in range(index + 1, len(operations)):
-            rollback = operations[later]
-            if isinstance(rollback, Rollback) and rollback.steps >= 2:
-                shortened = list(operations)
-                shortened[later] = Rollback(rollback.steps - 1)
-                yield config, shortened[:index] + shortened[index + 1 :]
-
-
 def _rollbacks_merged(config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
     """Two rollbacks in a row told as one over as many records."""
     for index in range(len(operations) - 1):
@@ -988,24 +973,11 @@ def _edits_merged(config: BufferConfig, operations: list[DiffOperation]) -> Cand
             for low in range(first, end - length + 1):
                 high = low + length
                 before, after = contents[low], contents[high]
-                prefix = _shared_prefix(before, after)
-                suffix = _shared_prefix(before[prefix:][::-1], after[prefix:][::-1])
+                prefix = common_prefix(before, after)
+                suffix = common_prefix(before[prefix:][::-1], after[prefix:][::-1])
                 edit = type(operations[low])(prefix, len(before) - prefix - suffix, after[prefix : len(after) - suffix])
                 merged = [edit] if edit.delete_length or edit.insert else []
                 yield config, [*operations[:low], *merged, *operations[high:]]
-
-
-def _shared_prefix(a: bytes, b: bytes) -> int:
-    """How many leading bytes ``a`` and ``b`` share (bisection over slice
-    comparisons: a wide buffer has kilobytes)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 #: The diff family: one object serves every run.

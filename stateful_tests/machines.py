@@ -887,7 +887,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             yield from _shorter_rollbacks(config, operations)
             yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
         yield from shrink.cuts_with_shift(config, operations)
-        yield from _edit_with_its_rollback_shortened(config, operations)
+        yield from shrink.edit_with_its_rollback_shortened(config, operations, (Splice,))
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
         yield from _idle_crash_merged(config, operations)
         yield from shrink.pair_deletions(self, config, operations)
@@ -993,20 +993,6 @@ def _much_smaller_capacity(config: BufferConfig, operations: list[Operation]) ->
     if config.capacity is not None and config.capacity > 2:
         for capacity in (1, config.capacity // 2):
             yield replace(config, capacity=capacity), operations
-
-
-def _edit_with_its_rollback_shortened(config: BufferConfig, operations: list[Operation]) -> Candidates:
-    """Deleting an edit that a later multi-step rollback undoes needs that rollback
-    shortened by one in the same move, or the trace changes meaning."""
-    for index, operation in enumerate(operations):
-        if not isinstance(operation, Splice):
-            continue
-        for later in range(index + 1, len(operations)):
-            rollback = operations[later]
-            if isinstance(rollback, Rollback) and rollback.steps >= 2:
-                shortened = list(operations)
-                shortened[later] = Rollback(rollback.steps - 1)
-                yield config, shortened[:index] + shortened[index + 1 :]
 
 
 def _rollback_to_as_rollback(config: BufferConfig, operations: list[Operation]) -> Iterator[list[Operation]]:

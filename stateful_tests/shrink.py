@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from rollcert.model.operations import Rollback
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import harm_rank
@@ -386,3 +387,22 @@ def _keeps(found: Violation, best: Violation, rules: tuple[str, ...]) -> bool:
     if len(found.steps) < len(best.steps):
         return True
     return harm_rank(found.harm) >= harm_rank(best.harm)
+
+
+def edit_with_its_rollback_shortened(
+    config: BufferConfig, operations: list[Any], edits: tuple[type[Any], ...]
+) -> Candidates:
+    """An edit (an operation of one of the types ``edits``) deleted together with
+    one step less of a later multi-step rollback. Deleting the edit alone changes
+    what the rollback undoes, so the trace changes meaning: a snapshot of a state a
+    rollback of five records took away, where one record would do, otherwise keeps
+    all five edits."""
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, edits):
+            continue
+        for later in range(index + 1, len(operations)):
+            rollback = operations[later]
+            if isinstance(rollback, Rollback) and rollback.steps >= 2:
+                shortened = list(operations)
+                shortened[later] = Rollback(rollback.steps - 1)
+                yield config, shortened[:index] + shortened[index + 1 :]
