@@ -817,6 +817,7 @@ def _replay_in_worker(source: TargetSource, trace_text: str, say: Say) -> int:
     """Resolve the target, replay the trace (checked already) and ``say`` each step: the exit status."""
     from rollcert.reports.certificate import format_steps
     from rollcert.stateful_tests.family import NotGenerable
+    from rollcert.stateful_tests.family import Unjudgeable
     from rollcert.stateful_tests.judge import Violation
     from rollcert.stateful_tests.judge import replay
     from rollcert.stateful_tests.traces import parse_trace
@@ -831,6 +832,9 @@ def _replay_in_worker(source: TargetSource, trace_text: str, say: Say) -> int:
         say(f"Why: {violation.explanation}")
         say(f"VIOLATED at step {len(violation.steps)} of {len(operations)}")
         return 1
+    except Unjudgeable as reason:
+        say(f"NOT JUDGED (neither agreed nor violated): {reason}")
+        return ERROR
     except NotGenerable as error:
         raise UsageError(f"bad trace: {error}") from None
     except HarnessError as error:

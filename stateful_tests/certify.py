@@ -26,6 +26,7 @@ from dataclasses import field
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 from typing import Protocol
 
 from hypothesis import seed as hypothesis_seed
@@ -44,6 +45,7 @@ from rollcert.stateful_tests.corpus import add_counterexample
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import interrupted_by_user
@@ -224,7 +226,7 @@ def _certify_property(
         only_round=only_round,
         dimensions=dimensions,
     )
-    result.figures = family.figures(tracker.tallies)
+    result.figures = figures_of(family, tracker.tallies)
     result.world = world_report(world, tracker.world, dimensions, chunk_matters)
     if record is not None:
         record.ran = True
@@ -232,6 +234,15 @@ def _certify_property(
         record.situations = [(s.name, s.description) for s in situations]
         record.bytes_sent = tracker.world.bytes_sent
     return result
+
+
+def figures_of(family: PropertyFamily[Any, Any, Any], tallies: Counter[str]) -> dict[str, float]:
+    """The figures a certificate prints for a run: the family's own, and how many
+    examples ended at a step the judge could not decide (:class:`~rollcert.stateful_tests.family.Unjudgeable`)."""
+    figures = family.figures(tallies)
+    if tallies["steps_not_judged"]:
+        figures["steps_not_judged"] = float(tallies["steps_not_judged"])
+    return figures
 
 
 class _Situation(Protocol):

@@ -43,6 +43,7 @@ from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.families import STEP_FAMILIES
 from rollcert.stateful_tests.families import family_named
 from rollcert.stateful_tests.family import NotGenerable
+from rollcert.stateful_tests.family import Unjudgeable
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import interrupted_by_user
 from rollcert.stateful_tests.judge import replay
@@ -262,6 +263,8 @@ def _replay_entry(target: Target, entry: CorpusEntry) -> PropertyResult | str | 
             entry.property_id, "violated", prop.title, counterexample=counterexample,
             reason=f"from the corpus ({entry.name}): {violation.explanation}",
         )
+    except Unjudgeable as reason:
+        return f"the judge could not decide it: {reason}"
     except NotGenerable as error:
         return f"not a trace this target can run: {error}"
     except KeyboardInterrupt:

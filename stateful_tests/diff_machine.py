@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from dataclasses import replace
 from typing import Any
 from typing import ClassVar
+from typing import TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize
@@ -61,7 +62,6 @@ from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.stateful_tests import shrink
 from rollcert.stateful_tests import strategies
-from rollcert.stateful_tests.family import MAX_READINGS
 from rollcert.stateful_tests.family import Candidates
 from rollcert.stateful_tests.family import LiveSession
 from rollcert.stateful_tests.family import NotGenerable
@@ -555,6 +555,19 @@ DIFF_RULES: dict[str, Callable[..., Any]] = {
 }
 
 
+_Item = TypeVar("_Item")
+
+
+def ends_first(items: Sequence[_Item]) -> Iterator[_Item]:
+    """``items`` from both ends inwards: first, last, second, second to last, ..."""
+    low, high = 0, len(items) - 1
+    while low <= high:
+        yield items[low]
+        if high != low:
+            yield items[high]
+        low, high = low + 1, high - 1
+
+
 class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
     """S1–S3 over :mod:`rollcert.model.diffs`."""
 
@@ -606,22 +619,22 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
 
     has_second_readings = True
 
-    def second_readings(self, state: DiffModelState, operation: DiffOperation) -> tuple[Reading[DiffModelState], ...]:
+    def second_readings(self, state: DiffModelState, operation: DiffOperation) -> Iterator[Reading[DiffModelState]]:
         """An edit placed elsewhere with the same bytes as a result: to a target
         that sees only the content an edit leaves (a tool that writes whole files,
         an editor that diffs them), the same edit, whoever made it (SPEC §6a:
         a second writer's edit, and for such a target the agent's own too;
         allowed, never required)."""
         if not isinstance(operation, (Splice, ToolWrite)):
-            return ()
-        # The first MAX_READINGS alignments, in order: the session keeps no more
-        # lineages than that (the first ones), and a tool write on a long run of
-        # one byte has thousands, each a whole new state to build and compare.
+            return
+        # Built one at a time: a tool write on a long run of one byte has thousands
+        # of alignments, each a whole new state, and the judge takes only as many
+        # as its bound (more when a step fails with some left out). The two ends
+        # of the run first, inwards: where an editor that diffs whole files puts
+        # an edit (the first or the last place that gives the same text).
         alignments = content_alignments(state.content, operation.offset, operation.delete_length, operation.insert)
-        return tuple(
-            Reading(diff_step(state, replace(operation, offset=other, insert=inserted)).state, None, ALIGNED, optional=True)
-            for other, inserted in alignments[:MAX_READINGS]
-        )
+        for other, inserted in ends_first(alignments):
+            yield Reading(diff_step(state, replace(operation, offset=other, insert=inserted)).state, None, ALIGNED, optional=True)
 
     # -- the system under test ------------------------------------------------------------
 

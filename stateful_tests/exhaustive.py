@@ -71,6 +71,7 @@ from rollcert.model.reference import ModelState
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import Unjudgeable
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -509,6 +510,7 @@ def explore(
     seen: set[tuple[object, ...]] = set()
     frontier: list[_Node] = []
     completed = 0
+    unjudged = 0
 
     def readings_key(config: BufferConfig, readings: Sequence[Any], observed: tuple[object, ...]) -> tuple[object, ...]:
         return tuple(state_key(config, state, observed) for state in readings)
@@ -563,6 +565,9 @@ def explore(
                         # Judge the whole trace again, every step through the
                         # judge, so the counterexample carries every step.
                         return _confirm(judged, result, target, node, operation, level)
+                    except Unjudgeable:
+                        unjudged += 1  # neither a pass nor a violation: the run cannot say passed
+                        continue
                     finally:
                         session.close()
                     if last_level:
@@ -579,6 +584,8 @@ def explore(
             return result("error", reason=f"the adapter or the SUT broke: {error}")
         completed = level
         frontier = next_frontier
+    if unjudged:
+        return result("unknown", reason=f"{unjudged} traces could not be judged within the judge's bound on readings")
     return result("passed")
 
 

@@ -58,11 +58,28 @@ class NotGenerable(Exception):
     step). Not a verdict: the trace is not a test of this target."""
 
 
+class Unjudgeable(Exception):
+    """A step the judge cannot decide within its bounds: no reading it kept matches
+    what the target showed, but it had to leave readings out on the way (more
+    alignments or lineages than :data:`WIDE_LOOK_BUDGET` model steps could try),
+    so a reading it dropped might have matched. Not a verdict either: blaming the target would blame it for the
+    judge's bound. The machines skip the rest of the example and count it
+    (``steps_not_judged`` on the certificate)."""
+
+
 
 #: How many model readings a session carries at most (``judge.Session``). Each
 #: split needs a step the target cannot be seen through; past this the run is not
 #: worth judging, and a family offers no more second readings of one step than this.
 MAX_READINGS = 64
+#: How many model steps (a prediction, or one second reading built) the wide
+#: look may take (``judge.Session._find_a_lineage``) before the judge declares a
+#: failing step :class:`Unjudgeable`. The wide look is taken only when a step
+#: matched no reading and readings were left out on the way, so the fast bound
+#: above can make a step slower to judge, never wrongly judged. A model step on
+#: a buffer of some KiB costs a few milliseconds: this bounds the look at a few
+#: seconds, spent on every example a wrong target fails this way.
+WIDE_LOOK_BUDGET = 1000
 
 @dataclass(frozen=True)
 class Observed:
@@ -364,11 +381,16 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
     #: second look at a trace before it declares a violation).
     has_second_readings: ClassVar[bool] = False
 
-    def second_readings(self, state: StateT, operation: OperationT) -> tuple[Reading[StateT], ...]:
+    def second_readings(self, state: StateT, operation: OperationT) -> Iterator[Reading[StateT]]:
         """Further outcomes of ``operation`` a target that sees only content cannot
         tell from the model's (SPEC §6a): allowed, never required. Consulted only
-        when a trace fails without them, since they multiply the readings."""
-        return ()
+        when a trace fails without them, since they multiply the readings.
+
+        Lazily, in the family's order of preference: the judge takes as many as
+        its bound allows and knows when it left some out. Each leaves the bytes
+        of the prediction's first reading (only where it went differs), so the
+        judge asks only when those bytes are what the target shows."""
+        return iter(())
 
     def reading_key(self, state: StateT) -> Hashable:
         """A cheap key for telling surviving readings apart: equal states have
@@ -489,4 +511,4 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
     #: milliseconds at most).
     replay_budget: ClassVar[int] = 2000
     #: Exceptions that mean a candidate trace is not runnable, not that it passed.
-    not_a_trace: ClassVar[tuple[type[Exception], ...]] = (NotGenerable,)
+    not_a_trace: ClassVar[tuple[type[Exception], ...]] = (NotGenerable, Unjudgeable)

@@ -20,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
+from rollcert.stateful_tests.family import Unjudgeable
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
 from rollcert.targets.adapter import BufferConfig
@@ -69,6 +70,12 @@ class FamilyMachine(RuleBasedStateMachine):
             # property), and this example ends; the run goes on with the next one.
             self.tracker.found(violation.broken, violation)
             note(f"a finding of {', '.join(violation.broken)}, recorded there; this example ends")
+            reject()
+        except Unjudgeable as reason:
+            # The judge had to leave readings out and none it kept fits: neither a
+            # pass nor a violation. Counted, so a certificate says how often.
+            self.tracker.tallies["steps_not_judged"] += 1
+            note(f"not judged: {reason}; this example ends")
             reject()
         self.tracker.steps += 1
         prediction = self.live.last_prediction

@@ -20,6 +20,7 @@ implementation's later, correct answer into a false violation.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import signal
@@ -30,6 +31,7 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from dataclasses import replace
 from types import FrameType
 from typing import Any
@@ -40,6 +42,7 @@ from rollcert.model.properties import FailingStep
 from rollcert.model.properties import Seen
 from rollcert.model.properties import broken_rules
 from rollcert.stateful_tests.family import MAX_READINGS
+from rollcert.stateful_tests.family import WIDE_LOOK_BUDGET
 from rollcert.stateful_tests.family import NotGenerable
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import OperationT
@@ -49,6 +52,7 @@ from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Reading
 from rollcert.stateful_tests.family import StateT
 from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import Unjudgeable
 from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import harm_of
@@ -224,6 +228,14 @@ def built(target: Target, config: BufferConfig) -> SystemUnderTest:
     return sut
 
 
+@dataclass
+class _Bound:
+    """How many readings a look keeps, and whether it had to leave some out."""
+
+    limit: int
+    left_out: bool = False
+
+
 class Session(Generic[StateT, OperationT, OutcomeT]):
     """One family's model (as the set of readings still consistent with what was
     seen) and one SUT, stepped together."""
@@ -254,6 +266,9 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self._second_look = False
         #: Every step judged so far and what the target showed, for a second look.
         self._judged: list[tuple[OperationT, Observed]] = []
+        #: Whether readings were left out on the way (past MAX_READINGS): a step
+        #: none of the kept ones explains is then looked at again, wider.
+        self._left_out = False
         self._tracks_depth = Capability.DEPTH in target.capabilities
         self._tracks_revision = Capability.REVISIONS in target.capabilities
         self._other: SystemUnderTest | None = None
@@ -329,12 +344,17 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             actual = self.observe_sut(sut_error)
         narrowed = [family.narrow(self, operation, state, prediction) for state, prediction in predictions]
         if self._second_look:
-            narrowed = [self._with_second_readings(state, operation, p) for state, p in zip(self.readings, narrowed, strict=True)]
+            bound = _Bound(MAX_READINGS)
+            narrowed = [
+                self._with_second_readings(state, operation, p, actual, bound)
+                for state, p in zip(self.readings, narrowed, strict=True)
+            ]
+            self._left_out = self._left_out or bound.left_out
         considered, survivors, survivors_optional, matched, allowed = self._match(narrowed, self.lineage_optional, actual)
         self._judged.append((operation, actual))
         rescued = False
-        if not survivors and not self._second_look and family.has_second_readings:
-            looked, looked_at = self._look_again()
+        if not survivors and family.has_second_readings and (not self._second_look or self._left_out):
+            looked, looked_at = self._look_again_within_bounds()
             if looked is not None:
                 # Right only under a reading the target cannot be told from (another
                 # alignment of an earlier edit): from here on every step keeps them.
@@ -388,8 +408,10 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                     f"more than {MAX_READINGS} model readings fit what the target shows; it reports too little"
                 )
             # Some lineages exist only as optional readings (allowed, never required):
-            # dropping the last of them makes the judge stricter, never laxer.
+            # the last of them are left out for speed, and remembered as left out,
+            # so that a step none of the rest explains is looked at again, wider.
             survivors, survivors_optional = survivors[:MAX_READINGS], survivors_optional[:MAX_READINGS]
+            self._left_out = True
         self.readings = survivors
         self.lineage_optional = survivors_optional
         return record
@@ -401,9 +423,23 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         self._judged.append((operation, self.observe_sut(None if error is None else visible(error_kind(error)))))
 
     def _with_second_readings(
-        self, state: StateT, operation: OperationT, prediction: Prediction[StateT, OutcomeT]
+        self,
+        state: StateT,
+        operation: OperationT,
+        prediction: Prediction[StateT, OutcomeT],
+        actual: Observed,
+        bound: _Bound,
     ) -> Prediction[StateT, OutcomeT]:
-        extra = tuple(replace(reading, optional=True) for reading in self.family.second_readings(state, operation))
+        """``prediction`` with up to ``bound.limit`` of the family's second readings
+        (noting on ``bound`` when it had more). None when the target's bytes are
+        not those they leave: they could not match, and there may be thousands."""
+        first = prediction.readings[0]
+        if actual.error is not None or self.family.content(first.state) != actual.buffer:
+            return prediction
+        offered = self.family.second_readings(state, operation)
+        extra = tuple(replace(reading, optional=True) for reading in itertools.islice(offered, bound.limit))
+        if next(offered, None) is not None:
+            bound.left_out = True
         return replace(prediction, readings=prediction.readings + extra) if extra else prediction
 
     def _match(
@@ -456,28 +492,118 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 survivors_optional.append(inherited or reading.optional)
         return considered, survivors, survivors_optional, matched, allowed
 
-    def _look_again(self) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]]]:
+    def _look_again_within_bounds(self) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]]]:
+        """A second look at the whole trace after a step no reading explained.
+
+        First (unless the session already judges with second readings, which
+        is the same look) :meth:`_look_again` with the fast bound, keeping up to
+        ``MAX_READINGS`` lineages. If none stands but some were left out on the
+        way, :meth:`_find_a_lineage` within ``WIDE_LOOK_BUDGET`` model steps;
+        if that ran out, the step is :class:`Unjudgeable` (never a violation: a
+        reading not tried might have matched). Whether the readings kept are all
+        there are is remembered (``_left_out``) for the next failing step."""
+        looked: tuple[list[StateT], list[bool]] | None = None
+        looked_at: list[Reading[StateT]] = []
+        left_out = True
+        if not self._second_look:
+            looked, looked_at, left_out = self._look_again(MAX_READINGS)
+        if looked is None and left_out:
+            looked, left_out = self._find_a_lineage(WIDE_LOOK_BUDGET)
+            if looked is None and left_out:
+                raise Unjudgeable(
+                    f"no reading the judge kept matches step {len(self._judged)}; readings of earlier edits "
+                    f"(their other alignments) were left out, and {WIDE_LOOK_BUDGET} model steps of a wider look "
+                    "did not settle whether one of them fits"
+                )
+        self._left_out = left_out
+        return looked, looked_at
+
+    def _find_a_lineage(self, budget: int) -> tuple[tuple[list[StateT], list[bool]] | None, bool]:
+        """One lineage of readings (second readings included) that matches every
+        step the target showed, searched depth first within ``budget`` model
+        steps, and whether anything was left out (the budget ran out).
+
+        Depth first, because a target right under some alignment is found along
+        the first lineage that follows it, without building every other lineage
+        at every step (a breadth-first look at 4,096 lineages of a kilobyte
+        buffer took 20 s), and the family offers its likeliest alignments first.
+        A lineage matching nothing is abandoned at the first step it fails, and
+        a state reached twice at one step is explored once. A violation is
+        declared only when every lineage was tried; the lineage found is
+        returned alone, and counts as leaving the others out."""
+        family = self.family
+        judged = self._judged
+        tried: list[dict[Hashable, list[StateT]]] = [{} for _ in judged]
+        spent = 0
+
+        def matching(level: int, state: StateT, optional: bool) -> Iterator[tuple[StateT, bool]]:
+            nonlocal spent
+            operation, actual = judged[level]
+            spent += 1
+            prediction = family.predict(state, operation)
+            for reading in prediction.readings:
+                if self.observe_model(reading.state, reading.error) == actual:
+                    yield reading.state, optional or reading.optional
+            first = prediction.readings[0]
+            if actual.error is not None or family.content(first.state) != actual.buffer:
+                return  # second readings leave the first reading's bytes: none could match
+            for reading in family.second_readings(state, operation):
+                spent += 1
+                if spent > budget:
+                    return
+                if self.observe_model(reading.state, reading.error) == actual:
+                    yield reading.state, True
+
+        initial = family.initial_state(self.config)
+        if not judged:
+            return ([initial], [False]), False
+        stack: list[tuple[int, Iterator[tuple[StateT, bool]]]] = [(0, matching(0, initial, False))]
+        while stack and spent <= budget:
+            level, pending = stack[-1]
+            found = next(pending, None)
+            if found is None:
+                stack.pop()
+                continue
+            state, optional = found
+            bucket = tried[level].setdefault(family.reading_key(state), [])
+            if state in bucket:
+                continue  # reached before by another lineage: explored from there already
+            bucket.append(state)
+            if level + 1 == len(judged):
+                return ([state], [optional]), True
+            stack.append((level + 1, matching(level + 1, state, optional)))
+        return None, spent > budget
+
+    def _look_again(
+        self, limit: int
+    ) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]], bool]:
         """Judge every step so far once more, from the start, with the family's
         second readings (what a target that sees only content cannot tell apart),
-        against what the target showed each time: the readings that stand at the
-        end (``None`` if none does), and every outcome allowed at the step where
-        none stood. Nothing is run on the target again; only the model is, so
-        this costs nothing until a step fails."""
+        against what the target showed each time, keeping at most ``limit``
+        lineages and ``limit`` second readings per lineage and step: the
+        readings that stand at the end (``None`` if none does), every outcome
+        allowed at the step where none stood, and whether any were left out on
+        the way. Nothing is run on the target again; only the model is, so this
+        costs nothing until a step fails."""
         family = self.family
         states: list[StateT] = [family.initial_state(self.config)]
         flags = [False]
+        bound = _Bound(limit)
         for operation, actual in self._judged:
             # Lazily, lineage by lineage: 64 lineages of a long repetitive buffer, each
             # with its 64 alignments, were 4,000 states built and compared per step.
             predictions = (
-                self._with_second_readings(state, operation, family.predict(state, operation)) for state in states
+                self._with_second_readings(state, operation, family.predict(state, operation), actual, bound)
+                for state in states
             )
-            considered, states, flags, _, _ = self._match(predictions, flags, actual, enough=MAX_READINGS)
-            if not states:
-                return None, considered
-            if len(states) > MAX_READINGS:  # the latest lineages go first: stricter, never laxer
-                states, flags = states[:MAX_READINGS], flags[:MAX_READINGS]
-        return (states, flags), []
+            considered, kept, flags, _, _ = self._match(predictions, flags, actual, enough=limit)
+            if not kept:
+                return None, considered, bound.left_out
+            if len(kept) > limit:  # the latest lineages go first
+                kept, flags = kept[:limit], flags[:limit]
+                bound.left_out = True
+            states = kept
+        return (states, flags), [], bound.left_out
 
     def _readings_text(self, considered: list[Reading[Any]]) -> str:
         # Once each: many readings (alignments of an edit) look the same from outside.

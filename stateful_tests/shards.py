@@ -44,6 +44,7 @@ from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
 from rollcert.stateful_tests.certify import certify_property
+from rollcert.stateful_tests.certify import figures_of
 from rollcert.stateful_tests.certify import process_state_kept
 from rollcert.stateful_tests.certify import without_local_constants
 from rollcert.stateful_tests.corpus import replay_corpus
@@ -232,7 +233,7 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
         if merged.missing_situations:
             merged.verdict = "unknown"
             merged.reason = "the run never reached: " + "; ".join(merged.missing_situations)
-    merged.figures = family.figures(tallies)
+    merged.figures = figures_of(family, tallies)
     return merged
 
 
