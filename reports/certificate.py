@@ -384,6 +384,17 @@ def _within(result: PropertyResult) -> str:
     return ""
 
 
+def not_judged_phrase(figures: dict[str, float]) -> str:
+    """How many examples ended at a step the judge could not decide (readings left
+    out past its budget: ``stateful_tests.family.Unjudgeable``), or "" if none: a
+    pass is over the rest, and says so."""
+    count = figures.get("steps_not_judged")
+    if not isinstance(count, (int, float)) or not 0 < count < 2**53:
+        return ""
+    examples = "example" if count == 1 else "examples"
+    return f"{count:.0f} {examples} ended at a step not judged (too many alignments to try)"
+
+
 def _detail(result: PropertyResult) -> str:
     if result.verdict in ("passed", "unknown"):
         reached = ", ".join(f"{name} {count}" for name, count in result.coverage.items())
@@ -395,6 +406,8 @@ def _detail(result: PropertyResult) -> str:
                 f"; precision {result.figures['precision']:.0%} "
                 f"({result.figures['sut_accepts']:.0f} of {result.figures['rule_accepts']:.0f} rule-accepted diffs accepted)"
             )
+        if not_judged := not_judged_phrase(result.figures):
+            text += f"; {not_judged}"
         if result.verdict == "unknown":
             text += f" — never reached: {'; '.join(result.missing_situations)}"
         return text

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rollcert.reports.certificate import not_judged_phrase
 from rollcert.reports.certificate import steps_phrase
 from rollcert.reports.explain import DrawnStep
 from rollcert.reports.explain import ExplainError
@@ -89,6 +90,8 @@ def _detail(
             text = "passed within a narrowed world"
     if "precision" in figures:
         text = (text + "; " if text else "") + f"precision {figures['precision']:.0%}"
+    if verdict in ("passed", "unknown") and (not_judged := not_judged_phrase(figures)):
+        text = (text + "; " if text else "") + not_judged
     return text
 
 

@@ -285,3 +285,15 @@ def test_a_scheduling_dependent_world_is_made_the_same_for_two_runs() -> None:
     kept = PropertyResult("R0", "passed", world=first)
     kept.make_reproducible()
     assert kept.world == first
+
+
+def test_every_format_says_how_many_examples_ended_at_a_step_not_judged() -> None:
+    # A pass is over the examples the judge could decide; the others are counted
+    # where the verdict is read, not only in the JSON's figures.
+    certificate = _certificate(World(chunk=32768))
+    certificate.results["R2"].figures["steps_not_judged"] = 3.0
+    phrase = "3 examples ended at a step not judged"
+    assert phrase in render_text(certificate)
+    assert phrase in _shown(render_markdown(certificate))
+    assert phrase in render_html(from_certificate_data(certificate))
+    assert to_json(certificate)["properties"]["R2"]["figures"]["steps_not_judged"] == 3.0
