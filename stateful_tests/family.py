@@ -62,15 +62,16 @@ class Unjudgeable(Exception):
     """A step the judge cannot decide within its bounds: no reading it kept matches
     what the target showed, but it had to leave readings out on the way (more
     alignments or lineages than :data:`WIDE_LOOK_BUDGET` model steps could try),
-    so a reading it dropped might have matched. Not a verdict either: blaming the target would blame it for the
-    judge's bound. The machines skip the rest of the example and count it
-    (``steps_not_judged`` on the certificate)."""
+    so a reading it dropped might have matched. Not a verdict either: blaming
+    the target would blame it for the judge's bound. The machines skip the rest
+    of the example and count it (``steps_not_judged`` on the certificate)."""
 
 
 
-#: How many model readings a session carries at most (``judge.Session``). Each
-#: split needs a step the target cannot be seen through; past this the run is not
-#: worth judging, and a family offers no more second readings of one step than this.
+#: How many model readings a session carries at most (``judge.Session``), and how
+#: many second readings of one step it takes. Each split needs a step the target
+#: cannot be seen through; past this the run is not worth judging step by step
+#: (the rest are remembered as left out, for a wider look if a step fails).
 MAX_READINGS = 64
 #: How many model steps (a prediction, or one second reading built) the wide
 #: look may take (``judge.Session._find_a_lineage``) before the judge declares a

@@ -229,10 +229,9 @@ def built(target: Target, config: BufferConfig) -> SystemUnderTest:
 
 
 @dataclass
-class _Bound:
-    """How many readings a look keeps, and whether it had to leave some out."""
+class _LeftOut:
+    """Whether a look had to leave readings out (past ``MAX_READINGS``)."""
 
-    limit: int
     left_out: bool = False
 
 
@@ -344,7 +343,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             actual = self.observe_sut(sut_error)
         narrowed = [family.narrow(self, operation, state, prediction) for state, prediction in predictions]
         if self._second_look:
-            bound = _Bound(MAX_READINGS)
+            bound = _LeftOut()
             narrowed = [
                 self._with_second_readings(state, operation, p, actual, bound)
                 for state, p in zip(self.readings, narrowed, strict=True)
@@ -428,19 +427,23 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         operation: OperationT,
         prediction: Prediction[StateT, OutcomeT],
         actual: Observed,
-        bound: _Bound,
+        bound: _LeftOut,
     ) -> Prediction[StateT, OutcomeT]:
-        """``prediction`` with up to ``bound.limit`` of the family's second readings
-        (noting on ``bound`` when it had more). None when the target's bytes are
-        not those they leave: they could not match, and there may be thousands."""
-        first = prediction.readings[0]
-        if actual.error is not None or self.family.content(first.state) != actual.buffer:
+        """``prediction`` with up to ``MAX_READINGS`` of the family's second readings
+        (noting on ``bound`` when it had more); none when they could not match."""
+        if not self._second_readings_could_match(prediction, actual):
             return prediction
         offered = self.family.second_readings(state, operation)
-        extra = tuple(replace(reading, optional=True) for reading in itertools.islice(offered, bound.limit))
+        extra = tuple(replace(reading, optional=True) for reading in itertools.islice(offered, MAX_READINGS))
         if next(offered, None) is not None:
             bound.left_out = True
         return replace(prediction, readings=prediction.readings + extra) if extra else prediction
+
+    def _second_readings_could_match(self, prediction: Prediction[StateT, OutcomeT], actual: Observed) -> bool:
+        """Second readings leave the bytes of the prediction's first reading and
+        raise nothing (``PropertyFamily.second_readings``): unless the target
+        shows exactly that, none could match, and there may be thousands to build."""
+        return actual.error is None and self.family.content(prediction.readings[0].state) == actual.buffer
 
     def _match(
         self,
@@ -506,7 +509,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         looked_at: list[Reading[StateT]] = []
         left_out = True
         if not self._second_look:
-            looked, looked_at, left_out = self._look_again(MAX_READINGS)
+            looked, looked_at, left_out = self._look_again()
         if looked is None and left_out:
             looked, left_out = self._find_a_lineage(WIDE_LOOK_BUDGET)
             if looked is None and left_out:
@@ -544,9 +547,8 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             for reading in prediction.readings:
                 if self.observe_model(reading.state, reading.error) == actual:
                     yield reading.state, optional or reading.optional
-            first = prediction.readings[0]
-            if actual.error is not None or family.content(first.state) != actual.buffer:
-                return  # second readings leave the first reading's bytes: none could match
+            if not self._second_readings_could_match(prediction, actual):
+                return
             for reading in family.second_readings(state, operation):
                 spent += 1
                 if spent > budget:
@@ -554,10 +556,8 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 if self.observe_model(reading.state, reading.error) == actual:
                     yield reading.state, True
 
-        initial = family.initial_state(self.config)
-        if not judged:
-            return ([initial], [False]), False
-        stack: list[tuple[int, Iterator[tuple[StateT, bool]]]] = [(0, matching(0, initial, False))]
+        # Called after a failing step, so ``judged`` holds at least that one.
+        stack: list[tuple[int, Iterator[tuple[StateT, bool]]]] = [(0, matching(0, family.initial_state(self.config), False))]
         while stack and spent <= budget:
             level, pending = stack[-1]
             found = next(pending, None)
@@ -574,13 +574,11 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             stack.append((level + 1, matching(level + 1, state, optional)))
         return None, spent > budget
 
-    def _look_again(
-        self, limit: int
-    ) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]], bool]:
+    def _look_again(self) -> tuple[tuple[list[StateT], list[bool]] | None, list[Reading[StateT]], bool]:
         """Judge every step so far once more, from the start, with the family's
         second readings (what a target that sees only content cannot tell apart),
-        against what the target showed each time, keeping at most ``limit``
-        lineages and ``limit`` second readings per lineage and step: the
+        against what the target showed each time, keeping at most ``MAX_READINGS``
+        lineages and as many second readings per lineage and step: the
         readings that stand at the end (``None`` if none does), every outcome
         allowed at the step where none stood, and whether any were left out on
         the way. Nothing is run on the target again; only the model is, so this
@@ -588,7 +586,7 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
         family = self.family
         states: list[StateT] = [family.initial_state(self.config)]
         flags = [False]
-        bound = _Bound(limit)
+        bound = _LeftOut()
         for operation, actual in self._judged:
             # Lazily, lineage by lineage: 64 lineages of a long repetitive buffer, each
             # with its 64 alignments, were 4,000 states built and compared per step.
@@ -596,11 +594,11 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 self._with_second_readings(state, operation, family.predict(state, operation), actual, bound)
                 for state in states
             )
-            considered, kept, flags, _, _ = self._match(predictions, flags, actual, enough=limit)
+            considered, kept, flags, _, _ = self._match(predictions, flags, actual, enough=MAX_READINGS)
             if not kept:
                 return None, considered, bound.left_out
-            if len(kept) > limit:  # the latest lineages go first
-                kept, flags = kept[:limit], flags[:limit]
+            if len(kept) > MAX_READINGS:  # the latest lineages go first
+                kept, flags = kept[:MAX_READINGS], flags[:MAX_READINGS]
                 bound.left_out = True
             states = kept
         return (states, flags), [], bound.left_out
