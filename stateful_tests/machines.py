@@ -225,6 +225,31 @@ def splice(machine: RollbackMachine, word: bytes) -> None:
             machine.run(Splice(*strategies.edit_from(machine.live.model, further, machine.world, machine.wide)))
 
 
+def _room_for_two_records(machine: RollbackMachine) -> bool:
+    """A journal that will take two more records: not a nearly full one that rejects."""
+    model = machine.live.model
+    return machine.session is not None and not (
+        model.capacity is not None and model.policy == "reject" and model.depth + 2 > model.capacity
+    )
+
+
+@precondition(_room_for_two_records)
+@rule(word=strategies.WORD)
+def edit_then_undo(machine: RollbackMachine, word: bytes) -> None:
+    """Wide text pasted (lines ending in CRLF or LF, any byte, a run past a size
+    threshold), then a wide edit of the buffer that now holds it, undone at once
+    — what an editor's user does most. Its rollback must bring back
+    exactly the removed text, so a log that keeps removed text wrong (cut to a
+    fixed field, CRLF normalised, decoded as text) is met here on every run, not
+    only when a later rollback happens to reach that record before a bounded
+    journal refuses or evicts it. Not taken when a nearly full journal would
+    refuse the edit (its undo would then take back some other record)."""
+    paste, edit = strategies.history_words(word, 2)
+    machine.run(Splice(*strategies.paste_of(machine.live.model.current, paste, machine.world)))
+    machine.run(Splice(*strategies.wide_edit_of(machine.live.model, edit, machine.world)))
+    machine.run(Rollback(1))
+
+
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
 @rule()
 def rollback_one(machine: RollbackMachine) -> None:
@@ -596,6 +621,7 @@ def refused_then_reopen(machine: RollbackMachine, data: st.DataObject) -> None:
 
 RULES: dict[str, Callable[..., Any]] = {
     "splice": splice,
+    "edit_then_undo": edit_then_undo,
     "rollback_one": rollback_one,
     "rollback_many": rollback_many,
     "branch": branch,

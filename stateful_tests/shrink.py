@@ -272,20 +272,28 @@ def _with_edit(operation: Any, edit: Any) -> Any:
 
 
 def _shifted(operations: list[Any], position: int, size: int) -> list[Any]:
-    """``operations`` with every edit's offset past ``position`` moved back by ``size``
-    (to follow a cut of ``size`` bytes there; the replay decides if it still means the same)."""
+    """``operations`` following a cut of ``size`` bytes at ``position``: every edit's
+    offset past it moved back by ``size``, and a removal that spanned the cut bytes
+    made shorter by as many of them as it spanned (the replay decides if it still
+    means the same). Without the second, a removal of everything a long paste left
+    held on to every byte of the paste: the cut made it reach past the end."""
     shifted = []
     for operation in operations:
         edit = _edit_of(operation)
-        if edit is not None and edit.offset > position:
-            operation = _with_edit(operation, replace(edit, offset=max(position, edit.offset - size)))
+        if edit is not None:
+            start, end = edit.offset, edit.offset + edit.delete_length
+            moved_start = start if start <= position else max(position, start - size)
+            moved_end = end if end <= position else max(position, end - size)
+            if (moved_start, moved_end) != (start, end):
+                moved = replace(edit, offset=moved_start, delete_length=moved_end - moved_start)
+                operation = _with_edit(operation, moved)
         shifted.append(operation)
     return shifted
 
 
 def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
-    """A block cut out of the initial buffer or out of one edit's insert, every later
-    offset past the cut moved back with it. A wide draw leaves kilobytes behind, and
+    """A block cut out of the initial buffer or out of one edit's insert, or an
+    insert-only edit taken out, every later offset past the cut moved back with it. A wide draw leaves kilobytes behind, and
     the edits after it point into them: cutting bytes alone would leave those
     offsets out of range, and moving one offset by one byte per replay would spend
     the whole budget on one insert."""
@@ -295,6 +303,9 @@ def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
             yield replace(config, initial=initial[:start] + initial[start + size :]), _shifted(operations, start, size)
     for index, operation in enumerate(operations):
         edit = _edit_of(operation)
+        if edit is not None and edit is operation and not edit.delete_length and edit.insert:
+            # An insert taken out whole, and what came after following it.
+            yield config, [*operations[:index], *_shifted(operations[index + 1 :], edit.offset, len(edit.insert))]
         if edit is None or len(edit.insert) < 4:
             continue
         insert = edit.insert

@@ -45,6 +45,7 @@ from rollcert.targets.adapter import BufferConfig
 RULE_OPERATION_KINDS: dict[str, frozenset[str]] = {
     "splice": frozenset({"splice"}),
     "bad_splice": frozenset({"splice"}),
+    "edit_then_undo": frozenset({"splice", "rollback"}),
     "rollback_one": frozenset({"rollback"}),
     "rollback_many": frozenset({"rollback"}),
     "branch": frozenset({"rollback", "splice"}),

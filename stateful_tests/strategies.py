@@ -149,6 +149,19 @@ def _past_a_threshold(word: Word, world: World, *, chunk: bool) -> int:
     return rung + 1 + word.pick(max(1, rung // 8))
 
 
+def _text_lines(rng: random.Random, world: World, lines: int) -> bytes:
+    """Text with line structure: ``lines`` lines of 0-8 pieces (letters, tabs,
+    NUL, multi-byte characters...), each ended by a line break the world allows —
+    a CRLF pair half the time (Windows text is where a log that normalises line
+    endings goes wrong), else \n, now and then a lone \r. A piece drawn among
+    the breaks as well (a bare break inside a line) keeps mixed endings possible."""
+    pieces = world.pieces()
+    ends = [end for end in (b"\r\n", b"\r\n", b"\n", b"\n", b"\r") if end in pieces] or [b""]
+    return b"".join(
+        b"".join(rng.choices(pieces, k=rng.randint(0, 8))) + rng.choice(ends) for _ in range(lines)
+    )
+
+
 def _filler(rng: random.Random, world: World, length: int) -> bytes:
     """At least ``length`` bytes of the world: a unit of raw bytes (byte worlds),
     of text pieces (letters, line breaks, CRLF, multi-byte characters) or of a few
@@ -192,29 +205,45 @@ def _wide_insert(word: Word, world: World, room: int | None) -> bytes:
 
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _LEAD = re.compile(rb"[\xc2-\xf4]")
+#: Where a line ends: a CRLF pair if the buffer has one (a removal that starts
+#: there takes the pair whole, which is what a log that normalises line endings
+#: gets wrong), else \n or \r.
+_LINE_END = (re.compile(rb"\r\n"), re.compile(rb"[\r\n]"))
+#: The offset kinds that search the buffer for a place, after 0, the end and
+#: anywhere: each a list of patterns, the first one found anywhere wins. Inside
+#: a multi-byte character and right before one, for every wide edit...
+_PLACES = ((_CONTINUATION,), (_LEAD,))
+#: ...and also at a line end, for the edit undone at once (:func:`wide_edit_of`).
+_PLACES_AND_LINE_ENDS = (*_PLACES, _LINE_END)
 
 
-def _wide_offset(word: Word, buffer: bytes) -> int:
-    """0, the end, anywhere, or — where the buffer has any — inside a multi-byte
-    character or right before one (each as likely)."""
+def _wide_offset(word: Word, buffer: bytes, places: tuple[tuple[re.Pattern[bytes], ...], ...] = _PLACES) -> int:
+    """0, the end, anywhere, or — where the buffer has any — one of ``places``
+    (each as likely): inside a multi-byte character, right before one (and, for
+    the edit undone at once, a line end), where a log that treats bytes as text
+    goes wrong."""
     length = len(buffer)
-    kind = word.pick(5)
+    kind = word.pick(3 + len(places))
     if kind == 0:
         return 0
     if kind == 1:
         return length
     anywhere = word.pick(length + 1)
-    if kind == 2 or buffer.isascii():
+    if kind == 2:
         return anywhere
-    found = (_CONTINUATION if kind == 3 else _LEAD).search(buffer, anywhere) or (
-        _CONTINUATION if kind == 3 else _LEAD
-    ).search(buffer)
-    return found.start() if found is not None else anywhere
+    for place in places[kind - 3]:
+        found = place.search(buffer, anywhere) or place.search(buffer)
+        if found is not None:
+            return found.start()
+    return anywhere
 
 
-def _wide_edit(word: Word, buffer: bytes, world: World) -> tuple[int, int, bytes]:
-    """(offset, delete_length, insert) of a wide edit of ``buffer``."""
-    offset = _wide_offset(word, buffer)
+def _wide_edit(
+    word: Word, buffer: bytes, world: World, places: tuple[tuple[re.Pattern[bytes], ...], ...] = _PLACES
+) -> tuple[int, int, bytes]:
+    """(offset, delete_length, insert) of a wide edit of ``buffer`` (its offset
+    one of ``places`` now and then: :func:`_wide_offset`)."""
+    offset = _wide_offset(word, buffer, places)
     room = len(buffer) - offset
     kind = word.pick(4)
     if kind == 0:
@@ -430,6 +459,43 @@ def edit_from(
         edit = _small_edit(state, word, world.letters)
     edit = within_limits(buffer, *edit, world)
     return as_text_edit(buffer, *edit) if world.text else edit
+
+
+def paste_of(buffer: bytes, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
+    """An insert of wide text at a wide offset (nothing removed): 1-4 lines of
+    text half the time, else a run (of any bytes, text or letters) past a size threshold;
+    within the world's limits, a text target's at a code-point boundary. What an
+    edit undone at once works on, so that its removal can take line breaks,
+    CRLF pairs and multi-byte characters even in an example whose buffer holds
+    only the small-scope letters."""
+    word = Word(raw)
+    offset = _wide_offset(word, buffer)
+    rng = _rng(word)
+    if word.pick(2):
+        insert = _text_lines(rng, world, word.pick(4) + 1)
+    else:
+        insert = _filler(rng, world, _past_a_threshold(word, world, chunk=False))
+    offset, delete_length, insert = within_limits(buffer, offset, 0, insert, world)
+    if world.text:
+        offset, delete_length, insert = as_text_edit(buffer, offset, delete_length, insert)
+    return offset, delete_length, insert or world.letters[:1]
+
+
+def wide_edit_of(state: ModelState, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
+    """A wide edit of ``state``'s buffer whatever the example (:func:`_wide_edit`),
+    within the world's limits, a text target's cut to code-point boundaries; never
+    one that changes nothing. For the rule that undoes an edit at once: the bytes
+    its rollback must bring back are the edit's removed text, so what a log gets
+    wrong about removed text (cut at a size, line endings normalised, decoded as
+    text) shows on the next step, not only when a later rollback happens to reach
+    that record."""
+    buffer = state.current
+    offset, delete_length, insert = within_limits(buffer, *_wide_edit(Word(raw), buffer, world, _PLACES_AND_LINE_ENDS), world)
+    if world.text:
+        offset, delete_length, insert = as_text_edit(buffer, offset, delete_length, insert)
+    if not delete_length and not insert:
+        insert = world.letters[:1]
+    return offset, delete_length, insert
 
 
 def within_limits(buffer: bytes, offset: int, delete_length: int, insert: bytes, world: World) -> tuple[int, int, bytes]:

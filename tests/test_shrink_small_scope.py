@@ -18,6 +18,7 @@ from rollcert.model.operations import CorruptRecord
 from rollcert.model.operations import CrashDuring
 from rollcert.model.operations import Flush
 from rollcert.model.operations import Operation
+from rollcert.model.operations import OutOfLogWrite
 from rollcert.model.operations import Restart
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import RollbackTo
@@ -154,3 +155,33 @@ def test_an_operation_the_target_cannot_do_is_not_generable() -> None:
     trace: list[Operation] = [Splice(0, 0, b"a"), TakeCheckpoint()]
     assert ROLLBACK.generable(BufferConfig(b""), trace, TARGET)
     assert not ROLLBACK.generable(BufferConfig(b""), trace, without_checkpoints)
+
+
+#: A paste of wide text (issue 23's edit_then_undo) and a removal of everything
+#: from the start, as the machine found it on crlf_normalising_undo (quick, seed
+#: 3) before cuts followed removals: the greedy minimiser returned all seven steps,
+#: since cutting any byte of the paste left the removal reaching past the end.
+PASTE = (
+    b"aaaaaabcb\t\t\r\n\xc3\x9f\xe4\xb8\xad\r\rb\xf0\x9f\x98\x80b\n\xe4\xb8\xad\r\n\xe2\x82\xac"
+    b"abcb\t\t\r\n\xc3\x9f\xe4\xb8\xad\r\rb\xf0\x9f\x98\x80b\n"
+)
+PASTE_TRACE: list[Operation] = [
+    Splice(0, 0, b"a"),
+    OutOfLogWrite(0, 0, b"aa"),
+    Splice(0, 0, b"aaa"),
+    OutOfLogWrite(0, 0, b"aa"),
+    Splice(0, 0, PASTE),
+    Splice(0, 65, b"3\xd91"),
+    Rollback(1),
+]
+
+
+def test_a_removal_over_a_long_paste_shrinks_with_the_paste() -> None:
+    target = load_all()["crlf_normalising_undo"].target
+    assert target is not None
+    minimal = minimise(ROLLBACK, target, violation_of("crlf_normalising_undo", BufferConfig(b""), PASTE_TRACE))
+    steps = [step.operation for step in minimal.steps]
+    # The shortest from an empty buffer: a CRLF pair put in, removed, the removal undone.
+    assert len(steps) <= 3, steps
+    with pytest.raises(Violation):
+        replay(ROLLBACK, target, minimal.config, steps)
