@@ -306,8 +306,30 @@ def checkpoint_before_eviction(machine: PlainMachine, data: st.DataObject) -> No
     machine.run(RollbackTo(taken))
 
 
+@precondition(
+    lambda machine: (
+        machine.session is not None
+        and not (
+            machine.live.model.capacity is not None
+            and machine.live.model.policy == "reject"
+            and machine.live.model.depth + 2 > machine.live.model.capacity
+        )
+    )
+)
+@rule(data=st.data())
+def edit_then_undo(machine: PlainMachine, data: st.DataObject) -> None:
+    """rollcert's R0 rule (paste, edit, undo at once), with uniform draws: the
+    paste an insert of the machine's text at any offset, the edit any edit."""
+    length = len(machine.live.model.current)
+    offset = data.draw(st.integers(0, length), label="paste offset")
+    machine.run(Splice(offset, 0, data.draw(machine.text, label="paste")))
+    machine.run(Splice(*machine.draw_edit(data)))
+    machine.run(Rollback(1))
+
+
 PLAIN_RULES: dict[str, Callable[..., Any]] = {
     "splice": splice,
+    "edit_then_undo": edit_then_undo,
     "rollback_one": rollback_one,
     "rollback_many": rollback_many,
     "branch": branch,
