@@ -93,7 +93,7 @@ IN_DOUBT = "the operation whose outcome was unknown took effect"
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
     "R1": ("splice", "rollback_one", "arm_journal_fault"),
-    "R2": ("splice", "rollback_one"),
+    "R2": ("splice", "rollback_one", "edit_then_undo"),
     "R3": ("splice", "rollback_many", "checkpoint", "rollback_to", "branch"),
     # rollback_to is a rollback too: it must meet an out-of-log write the same way.
     "R4": (
@@ -911,11 +911,15 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             # records, then its prefix folded into the start, before the moves whose
             # count grows with the trace (pairs, simpler steps) spend the replay budget.
             yield from _shorter_rollbacks(config, operations)
-            yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
+            yield from shrink.folded_setup(self, config, operations, _builds_bytes)
         yield from shrink.cuts_with_shift(config, operations)
         yield from shrink.edit_with_its_rollback_shortened(config, operations, (Splice,))
         yield from ((config, candidate) for candidate in _rollback_to_as_rollback(config, operations))
         yield from _idle_crash_merged(config, operations)
+        # A step fewer before the moves that only make a trace plainer: those accept
+        # sideways moves one byte at a time, and on the kilobytes of a wide paste
+        # they spent the replay budget before the fold below was ever tried.
+        yield from shrink.folded_setup(self, config, operations, _builds_bytes)
         yield from shrink.pair_deletions(self, config, operations)
         yield from shrink.simpler_operations(self, config, operations)
         yield from shrink.shorter_initial(config, operations)
@@ -923,7 +927,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         yield from self._smaller_capacity(config, operations)
         # Last: folding trades steps for a longer starting buffer, so it is tried only
         # on a trace no other move improves.
-        yield from shrink.folded_setup(self, config, operations, lambda op: isinstance(op, Splice))
+        yield from shrink.folded_setup(self, config, operations, _builds_bytes)
         # After every greedy move failed: the shortest traces over a small alphabet,
         # from an empty buffer (and the trace's own), for the dead ends no one move leaves.
         yield from self._small_scope(config, operations)
@@ -982,6 +986,13 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         except (ValueError, TypeError):
             return False  # a bad configuration
         return True
+
+
+def _builds_bytes(operation: Operation) -> bool:
+    """Steps a trace may start from the bytes of instead (:func:`shrink.folded_setup`):
+    splices, out-of-log writes and adoptions; the replay decides whether the
+    story needed their records."""
+    return isinstance(operation, (Splice, OutOfLogWrite, AdoptCurrent))
 
 
 def _initial(config: BufferConfig) -> ModelState:

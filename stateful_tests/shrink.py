@@ -118,9 +118,11 @@ def folded_setup(
     still fails, and a rollback of a record that no longer exists is refused
     (or not generable), so a violation that needs the records refuses the fold
     by itself. The steps count shrinks and the initial buffer grows, so no
-    move undoes another and the loop still ends. Families list it last of the
-    greedy moves: tried earlier, it leads the greedy search to another trace of
-    as many steps on a longer buffer as often as to a shorter one."""
+    move undoes another and the loop still ends. Families list it late among the
+    greedy moves: tried first, it leads the greedy search to another trace of
+    as many steps on a longer buffer as often as to a shorter one. The rollback
+    family tries it once more before the moves that only make a trace plainer,
+    which on a wide paste spent the replay budget first."""
     unjudgeable: tuple[type[Exception], ...] = (ValueError, TypeError, *family.not_a_trace)
     try:
         state = family.initial_state(config)

@@ -176,21 +176,36 @@ def test_the_story_rules_of_round_two_are_in_their_own_machines_only() -> None:
 _WORDS = [random.Random(seed).randbytes(8) for seed in range(200)]
 
 
-@pytest.mark.parametrize("specimen", ["crlf_normalising_undo", "record_cut_at_128", "text_decoded_log"])
-def test_edit_then_undo_meets_a_log_that_keeps_removed_text_wrong(specimen: str) -> None:
+@pytest.mark.parametrize(
+    ("specimen", "property_id"),
+    [
+        ("crlf_normalising_undo", "R0"),
+        ("record_cut_at_128", "R0"),
+        ("text_decoded_log", "R0"),
+        # R2's machine takes the rule too: its splices and one-step rollbacks met a
+        # column counted in characters later than a plain st.binary() machine did.
+        ("character_column", "R2"),
+    ],
+)
+def test_edit_then_undo_meets_a_log_that_keeps_removed_text_wrong(specimen: str, property_id: str) -> None:
     # Issue 23: these logs are wrong only about removed text past a threshold of the
     # data (a CRLF pair, more than 128 bytes, a byte past 0x7F); R0's other rules met
     # such a removal and its undo on 2-7 seeds of 10. On a small-scope buffer, the
     # rule alone must meet one on a fair share of its draws.
     killed = 0
     for word in _WORDS:
-        for machine in started(ROLLBACK, specimen, "R0", BufferConfig(b"abab")):
+        for machine in started(ROLLBACK, specimen, property_id, BufferConfig(b"abab")):
             try:
                 edit_then_undo(machine, word)
             except Violation as violation:
                 killed += 1
                 assert [step.operation.kind for step in violation.steps][-1] == "rollback"
-    # Measured: 56, 35 and 57 of the 200.
+            except UnsatisfiedAssumption:
+                # A finding of another rule than the machine's own: recorded for
+                # that rule and the example ended (the harness's reject()).
+                killed += 1
+                assert machine.live.steps[-1].operation.kind == "rollback"
+    # Measured: 56, 35, 57 and 60 of the 200.
     assert killed >= len(_WORDS) // 20, f"{killed} of {len(_WORDS)} draws met the bug"
 
 
