@@ -93,7 +93,7 @@ IN_DOUBT = "the operation whose outcome was unknown took effect"
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
     "R1": ("splice", "rollback_one", "arm_journal_fault"),
-    "R2": ("splice", "rollback_one", "edit_then_undo"),
+    "R2": ("splice", "rollback_one"),
     "R3": ("splice", "rollback_many", "checkpoint", "rollback_to", "branch"),
     # rollback_to is a rollback too: it must meet an out-of-log write the same way.
     "R4": (
