@@ -475,10 +475,7 @@ def paste_of(buffer: bytes, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[i
         insert = _text_lines(rng, world, word.pick(4) + 1)
     else:
         insert = _filler(rng, world, _past_a_threshold(word, world, chunk=False))
-    offset, delete_length, insert = within_limits(buffer, offset, 0, insert, world)
-    if world.text:
-        offset, delete_length, insert = as_text_edit(buffer, offset, delete_length, insert)
-    return offset, delete_length, insert or world.letters[:1]
+    return _as_asked(buffer, offset, 0, insert, world)
 
 
 def wide_edit_of(state: ModelState, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes]:
@@ -490,7 +487,13 @@ def wide_edit_of(state: ModelState, raw: bytes, world: World = DEFAULT_WORLD) ->
     text) shows on the next step, not only when a later rollback happens to reach
     that record."""
     buffer = state.current
-    offset, delete_length, insert = within_limits(buffer, *_wide_edit(Word(raw), buffer, world, _PLACES_AND_LINE_ENDS), world)
+    return _as_asked(buffer, *_wide_edit(Word(raw), buffer, world, _PLACES_AND_LINE_ENDS), world)
+
+
+def _as_asked(buffer: bytes, offset: int, delete_length: int, insert: bytes, world: World) -> tuple[int, int, bytes]:
+    """An edit as a target is asked it: within the world's limits, a text
+    target's cut to code-point boundaries, never one that changes nothing."""
+    offset, delete_length, insert = within_limits(buffer, offset, delete_length, insert, world)
     if world.text:
         offset, delete_length, insert = as_text_edit(buffer, offset, delete_length, insert)
     if not delete_length and not insert:
