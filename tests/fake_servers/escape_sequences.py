@@ -1,8 +1,9 @@
 """A server whose words try to steer the user's terminal: with ``hello`` its name
 holds a line break, a clear-screen sequence and a green fake verdict; with
 ``message`` its refusal of 3-byte inserts says so in escape sequences and a
-right-to-left override; with ``stderr`` it also writes them to stderr and exits
-on the first rollback. None of it may reach the terminal or a certificate as
+right-to-left override; with ``stderr`` it takes every splice, writes them to
+stderr and exits on the first rollback (so its verdict is an error whichever
+step a run draws first, not a refusal found before any rollback). None of it may reach the terminal or a certificate as
 control characters (``tests/test_hostile_servers.py``)."""
 
 import sys
@@ -18,7 +19,7 @@ class SteeringServer(JournaledBufferServer):
     name = f"steering\n{STEER}" if MODE == "hello" else "steering"
 
     def do_splice(self, buffer: str, offset: int, delete_length: int, insert: bytes) -> None:
-        if len(insert) == 3:
+        if len(insert) == 3 and MODE != "stderr":
             raise ValueError(f"refused {STEER}")
         super().do_splice(buffer, offset, delete_length, insert)
 
