@@ -20,7 +20,16 @@ class HandleToken:
     handle: int
 
 
-@register("eviction_keeps_checkpoint_positions", breaks={"R6"})
+@register(
+    "eviction_keeps_checkpoint_positions",
+    breaks={"R6"},
+    also_caught_by={
+        "R4": "after an eviction the stale position can equal the depth, so rollback_to a checkpoint"
+        " taken before it undoes zero records; with an out-of-log write since, the rollback the rules"
+        " refuse with DivergenceError goes through without touching the log (R0's machine meets it:"
+        " evict, write outside the log, rollback_to)",
+    },
+)
 class EvictionKeepsCheckpointPositionsBuffer(NaiveJournaledBuffer):
     """Checkpoints are handles into a table that maps each one to an index
     into the record list: the number of records below the state it names.
