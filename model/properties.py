@@ -444,8 +444,11 @@ def _skipping_one(before: ModelState, count: int, *, below: bool) -> set[bytes]:
 
 
 def _evicted(before: ModelState) -> bool:
-    """The journal is bounded and its horizon has moved (the oldest records were evicted)."""
-    return before.capacity is not None and before.serials[0] != 0
+    """The journal is bounded and its horizon has moved (the oldest records were
+    evicted, or compacted away) since the log started. An ``adopt_current``
+    starts a new log: it moves the horizon too, but drops no record a rollback
+    could still owe, so what goes wrong after it is not R6's."""
+    return before.capacity is not None and before.serials[0] != before.log_start
 
 
 def _evicted_checkpoint(step: RollbackStep) -> bool:

@@ -89,7 +89,10 @@ class ModelState:
     depth has been reached again. ``edits[i]`` is the splice that made
     ``states[i]`` from ``states[i-1]`` (``None`` for the horizon); it is kept only
     to explain counterexamples and measure coverage. ``barriers`` holds the
-    depths at which an out-of-log write happened (R4).
+    depths at which an out-of-log write happened (R4). ``log_start`` is the
+    serial of the state the log was started from (0, or the state adopted by
+    ``adopt_current``): the horizon has moved by eviction or compaction exactly
+    when ``serials[0]`` differs from it (R6 tells an eviction from an adoption).
 
     ``durability`` is the journal's mode (R5). In ``batched`` mode
     ``since_flush`` holds the states this buffer was in since the last flush,
@@ -111,6 +114,7 @@ class ModelState:
     next_serial: int
     revision: int = 0
     barriers: frozenset[int] = frozenset()
+    log_start: int = 0
     capacity: int | None = None
     policy: Policy = "reject"
     fault_armed: bool = False
@@ -527,6 +531,7 @@ def _other(state: ModelState, operation: Operation) -> Outcome:
                 state,
                 states=(state.current,),
                 serials=(state.next_serial,),
+                log_start=state.next_serial,
                 edits=(None,),
                 next_serial=state.next_serial + 1,
                 barriers=frozenset(),

@@ -349,6 +349,14 @@ ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
         capacity=1,
         policy="evict_oldest",
     ),
+    # The checkpoint's position (1) outlives the eviction and equals the depth, so
+    # rollback_to undoes nothing and never meets the out-of-log write it must refuse.
+    ("eviction_keeps_checkpoint_positions", "R4"): Scenario(
+        (Splice(0, 0, b"b"), TakeCheckpoint(), Splice(0, 0, b"c"), OutOfLogWrite(0, 1, b""), RollbackTo(0)),
+        b"a",
+        capacity=1,
+        policy="evict_oldest",
+    ),
 }
 
 _CLASSES: dict[str, type[Any]] = {name: cls for name, (cls, _) in SPECIMEN_SCENARIOS.items()}
@@ -418,6 +426,21 @@ def test_the_story_scenario_breaks_the_story_rule(name: str) -> None:
 def test_also_caught_by_claims_are_attributed(name: str, property_id: str) -> None:
     # An also-caught-by claim names a property whose own clause breaks there.
     assert property_id in _attribution(name, ALSO_CAUGHT_SCENARIOS[(name, property_id)])
+
+
+@pytest.mark.parametrize("name", ["text_decoded_log", "crlf_normalising_undo", "record_cut_at_128"])
+def test_an_adoption_is_not_an_eviction(name: str) -> None:
+    # adopt_current on a bounded journal moves the horizon but drops no record a
+    # rollback still owes: the story's edit undone after it breaks R0 alone, not
+    # R6's "the journal kept the wrong records" (it did: the minimiser then kept
+    # the adoption as a step, to hold on to an R6 it was never owed).
+    initial, edit = {
+        "text_decoded_log": (b"\xff", Splice(0, 1, b"")),
+        "crlf_normalising_undo": (b"\r\n", Splice(0, 2, b"")),
+        "record_cut_at_128": (b"a" * 129, Splice(0, 129, b"")),
+    }[name]
+    adopted = Scenario((AdoptCurrent(), edit, Rollback(1)), initial, capacity=1)
+    assert _attribution(name, adopted) == ("R0",)
 
 
 def _final_bytes(buffer_class: type[Any], scenario: Scenario) -> bytes:
