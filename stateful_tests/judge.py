@@ -177,11 +177,21 @@ def watching_for_ctrl_c() -> Iterator[None]:
 
     Only the main thread can own a signal handler, and only Python's default
     one is replaced; elsewhere (or under a handler someone installed) every
-    ``KeyboardInterrupt`` is taken as the user's, as before."""
+    ``KeyboardInterrupt`` is taken as the user's, as before. A process started
+    with SIGINT ignored (a shell's background job: ``rollcert certify … &``)
+    cannot be interrupted from the keyboard at all, so there every
+    ``KeyboardInterrupt`` is the target's."""
     if _CtrlC.watching or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        _CtrlC.watching, _CtrlC.pressed = True, False
+        try:
+            yield
+        finally:
+            _CtrlC.watching = False
+        return
     if previous is not signal.default_int_handler:
         yield
         return

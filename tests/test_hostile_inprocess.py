@@ -156,6 +156,24 @@ def test_a_keyboard_interrupt_the_target_raises_is_a_violation_on_the_command_li
     assert "R0        violated" in run.stdout and "interrupted" not in run.stderr
 
 
+@pytest.mark.parametrize("where", [(), ("--in-process",)], ids=["workers", "in-process"])
+def test_a_keyboard_interrupt_the_target_raises_is_its_answer_in_a_background_job(
+    tmp_path: Path, where: tuple[str, ...]
+) -> None:
+    """A shell starts a background job with SIGINT ignored: no KeyboardInterrupt can
+    come from the keyboard there, so the target's own is its answer (was: taken as
+    the user's, the worker died and the run ended interrupted)."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run(
+        [sys.executable, "-m", "rollcert.command.cli", "certify", "raising:KEYBOARD_INTERRUPT", "--only", "R0",
+         "--quiet", *where],
+        capture_output=True, text=True, timeout=240, env=environment, cwd=tmp_path, check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "R0        violated" in run.stdout and "interrupted" not in run.stderr
+
+
 def test_a_keyboard_interrupt_the_target_raises_is_a_violation_in_process_too(tmp_path: Path) -> None:
     run = rollcert(tmp_path, "certify", "raising:KEYBOARD_INTERRUPT", "--only", "R0", "--quiet", "--in-process")
     assert run.returncode == 1, run.stdout + run.stderr
