@@ -93,9 +93,11 @@ IN_DOUBT = "the operation whose outcome was unknown took effect"
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
     "R1": ("splice", "rollback_one", "arm_journal_fault"),
-    # Not edit_then_undo (R0 has it): tried, it met a column counted in characters
-    # sooner, but thinned out the runs of splices and one-step rollbacks an anchor
-    # bug needs, and pycrdt's finding 4 went unfound at ci seed 0 (issue 23 notes).
+    # Not edit_then_undo as a rule of its own: tried, it met a column counted in
+    # characters sooner, but thinned out the runs of splices and one-step rollbacks
+    # an anchor bug needs, and pycrdt's finding 4 went unfound at ci seed 0 (issue
+    # 23 notes). R2's splice rule does the same edit undone at once now and then
+    # instead (RollbackMachine.undoes_at_once).
     "R2": ("splice", "rollback_one"),
     "R3": ("splice", "rollback_many", "checkpoint", "rollback_to", "branch"),
     # rollback_to is a rollback too: it must meet an out-of-log write the same way.
@@ -188,6 +190,11 @@ class RollbackMachine(FamilyMachine):
     #: Ask for a durable journal (the R5 machine).
     durable: ClassVar[bool] = False
 
+    #: Whether a single splice is now and then rolled back by its own rule
+    #: (strategies.undone_at_once): R2's machine, whose only other rule is a
+    #: one-step rollback, set by build_machine.
+    undoes_at_once: ClassVar[bool] = False
+
     #: What the generated buffers and edits are drawn from: the target's declared
     #: world (rollcert.stateful_tests.world), set by build_machine.
     world: ClassVar[World] = strategies.DEFAULT_WORLD
@@ -220,9 +227,13 @@ class RollbackMachine(FamilyMachine):
 @rule(word=strategies.WORD)
 def splice(machine: RollbackMachine, word: bytes) -> None:
     """One splice; now and then a long history of them (strategies.history_length),
-    so every property's run reaches depths past 16 and 64."""
-    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.world, machine.wide)))
+    so every property's run reaches depths past 16 and 64; in R2's machine, now and
+    then an edit undone at once instead (strategies.undone_at_once)."""
     count = strategies.history_length(word)
+    if count == 1 and machine.undoes_at_once and _room_for_two_records(machine) and strategies.undone_at_once(word):
+        _paste_edit_undo(machine, word)
+        return
+    machine.run(Splice(*strategies.edit_from(machine.live.model, word, machine.world, machine.wide)))
     if count > 1:
         for further in strategies.history_words(word, count - 1):
             machine.run(Splice(*strategies.edit_from(machine.live.model, further, machine.world, machine.wide)))
@@ -247,6 +258,10 @@ def edit_then_undo(machine: RollbackMachine, word: bytes) -> None:
     only when a later rollback happens to reach that record before a bounded
     journal refuses or evicts it. Not taken when a nearly full journal would
     refuse the edit (its undo would then take back some other record)."""
+    _paste_edit_undo(machine, word)
+
+
+def _paste_edit_undo(machine: RollbackMachine, word: bytes) -> None:
     paste, edit = strategies.history_words(word, 2)
     machine.run(Splice(*strategies.paste_of(machine.live.model.current, paste, machine.world)))
     machine.run(Splice(*strategies.wide_edit_of(machine.live.model, edit, machine.world)))
@@ -860,6 +875,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 else {"R0": "sometimes", "R6": "always"}.get(property_id, "never")
             ),
             durable=property_id == "R5",
+            undoes_at_once=property_id == "R2",
             world=world_of(target),
         )
         return type(f"{property_id}Machine", (RollbackMachine,), namespace)

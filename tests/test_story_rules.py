@@ -24,6 +24,7 @@ from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeSnapshot
 from rollcert.specimens import load_all
 from rollcert.stateful_tests import harness
+from rollcert.stateful_tests import strategies
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.diff_machine import _keeping_length
 from rollcert.stateful_tests.diff_machine import apply_diff
@@ -37,6 +38,7 @@ from rollcert.stateful_tests.machines import checkpoint_then_crash
 from rollcert.stateful_tests.machines import edit_then_undo
 from rollcert.stateful_tests.machines import flush_after_rollback_then_crash
 from rollcert.stateful_tests.machines import rules_for
+from rollcert.stateful_tests.machines import splice
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.resolve import resolve_target
@@ -216,3 +218,38 @@ def test_edit_then_undo_passes_the_bundled_buffer() -> None:
             assert [step.operation.kind for step in machine.live.steps] == ["splice", "splice", "rollback"]
         finally:
             machine.teardown()
+
+
+def test_one_splice_rule_in_the_share_is_undone_at_once_and_never_a_zero_word() -> None:
+    chosen = sum(strategies.undone_at_once(word) for word in _WORDS)
+    # About one in UNDO_AT_ONCE_SHARE of 200 hashed words.
+    share = strategies.UNDO_AT_ONCE_SHARE
+    assert len(_WORDS) // share // 2 <= chosen <= 2 * len(_WORDS) // share, chosen
+    assert not strategies.undone_at_once(bytes(8))
+
+
+def test_only_r2s_splice_rule_undoes_at_once_and_it_meets_a_character_column() -> None:
+    """Issue 23: a column counted in characters is undone right only where the line
+    is as it was; R2's splice rule now and then pastes wide text, edits it and undoes
+    that edit at once, so the character-column log is met there."""
+    bundled = resolve_target("bundled")
+    undoing = [pid for pid in ("R0", "R1", "R2", "R3", "R4", "R5", "R6")
+               if ROLLBACK.build_machine(bundled, pid, Tracker(pid)).undoes_at_once]
+    assert undoing == ["R2"]
+    words = [word for word in _WORDS if strategies.history_length(word) == 1 and strategies.undone_at_once(word)]
+    assert words
+    killed = 0
+    for word in words:
+        for machine in started(ROLLBACK, "character_column", "R2", BufferConfig(b"abab")):
+            try:
+                splice(machine, word)
+            except Violation as violation:
+                killed += 1
+                assert [step.operation.kind for step in violation.steps][-1] == "rollback"
+            except UnsatisfiedAssumption:
+                # a finding of another rule than R2 (recorded for it, the example ended)
+                killed += 1
+                assert machine.live.steps[-1].operation.kind == "rollback"
+            else:
+                assert [step.operation.kind for step in machine.live.steps] == ["splice", "splice", "rollback"]
+    assert killed >= 1, f"none of {len(words)} draws met the bug"
