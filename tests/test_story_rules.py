@@ -178,6 +178,25 @@ def test_the_story_rules_of_round_two_are_in_their_own_machines_only() -> None:
 _WORDS = [random.Random(seed).randbytes(8) for seed in range(200)]
 
 
+def _met_in_a_rollback(rule: Any, specimen: str, property_id: str, word: bytes) -> bool:
+    """Run ``rule`` once with ``word`` on a fresh example of ``specimen``: whether it
+    met the bug (always in the rule's closing rollback); if not, the rule made its
+    paste, its edit and its rollback."""
+    for machine in started(ROLLBACK, specimen, property_id, BufferConfig(b"abab")):
+        try:
+            rule(machine, word)
+        except Violation as violation:
+            assert [step.operation.kind for step in violation.steps][-1] == "rollback"
+            return True
+        except UnsatisfiedAssumption:
+            # A finding of another rule than the machine's own: recorded for
+            # that rule and the example ended (the harness's reject()).
+            assert machine.live.steps[-1].operation.kind == "rollback"
+            return True
+        assert [step.operation.kind for step in machine.live.steps] == ["splice", "splice", "rollback"]
+    return False
+
+
 @pytest.mark.parametrize(
     ("specimen", "property_id"),
     [
@@ -192,19 +211,7 @@ def test_edit_then_undo_meets_a_log_that_keeps_removed_text_wrong(specimen: str,
     # data (a CRLF pair, more than 128 bytes, a byte past 0x7F); R0's other rules met
     # such a removal and its undo on 2-7 seeds of 10. On a small-scope buffer, the
     # rule alone must meet one on a fair share of its draws.
-    killed = 0
-    for word in _WORDS:
-        for machine in started(ROLLBACK, specimen, property_id, BufferConfig(b"abab")):
-            try:
-                edit_then_undo(machine, word)
-            except Violation as violation:
-                killed += 1
-                assert [step.operation.kind for step in violation.steps][-1] == "rollback"
-            except UnsatisfiedAssumption:
-                # A finding of another rule than the machine's own: recorded for
-                # that rule and the example ended (the harness's reject()).
-                killed += 1
-                assert machine.live.steps[-1].operation.kind == "rollback"
+    killed = sum(_met_in_a_rollback(edit_then_undo, specimen, property_id, word) for word in _WORDS)
     # Measured: 56, 35, 57 and 60 of the 200.
     assert killed >= len(_WORDS) // 20, f"{killed} of {len(_WORDS)} draws met the bug"
 
@@ -233,23 +240,10 @@ def test_only_r2s_splice_rule_undoes_at_once_and_it_meets_a_character_column() -
     is as it was; R2's splice rule now and then pastes wide text, edits it and undoes
     that edit at once, so the character-column log is met there."""
     bundled = resolve_target("bundled")
-    undoing = [pid for pid in ("R0", "R1", "R2", "R3", "R4", "R5", "R6")
-               if ROLLBACK.build_machine(bundled, pid, Tracker(pid)).undoes_at_once]
+    rollback_ids = ("R0", "R1", "R2", "R3", "R4", "R5", "R6")
+    undoing = [pid for pid in rollback_ids if ROLLBACK.build_machine(bundled, pid, Tracker(pid)).undoes_at_once]
     assert undoing == ["R2"]
     words = [word for word in _WORDS if strategies.history_length(word) == 1 and strategies.undone_at_once(word)]
     assert words
-    killed = 0
-    for word in words:
-        for machine in started(ROLLBACK, "character_column", "R2", BufferConfig(b"abab")):
-            try:
-                splice(machine, word)
-            except Violation as violation:
-                killed += 1
-                assert [step.operation.kind for step in violation.steps][-1] == "rollback"
-            except UnsatisfiedAssumption:
-                # a finding of another rule than R2 (recorded for it, the example ended)
-                killed += 1
-                assert machine.live.steps[-1].operation.kind == "rollback"
-            else:
-                assert [step.operation.kind for step in machine.live.steps] == ["splice", "splice", "rollback"]
+    killed = sum(_met_in_a_rollback(splice, "character_column", "R2", word) for word in words)
     assert killed >= 1, f"none of {len(words)} draws met the bug"
