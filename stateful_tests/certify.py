@@ -47,6 +47,7 @@ from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
+from rollcert.stateful_tests.family import owner_of
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import interrupted_by_user
 from rollcert.stateful_tests.judge import watching_for_ctrl_c
@@ -296,7 +297,9 @@ def run_to_verdict(
         with _sampling(progress, result.property_id, tracker):
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
                 try:
-                    restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE)
+                    restarts = _run_round(
+                        machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owner_of(result.property_id)
+                    )
                 except Unsatisfiable:
                     if not found_elsewhere:
                         raise
@@ -376,7 +379,13 @@ def _unreached(tracker: _Tracker, dimensions: Sequence[_Situation]) -> list[_Sit
     return [d for d in dimensions if not world.reached[d.name]]
 
 
-def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_seed: int) -> int:
+def _run_round(
+    machine: type[RuleBasedStateMachine],
+    profile: Profile,
+    round_seed: int,
+    *,
+    owns: Callable[[tuple[str, ...]], bool] = lambda broken: True,
+) -> int:
     """Run one round of ``machine``; the number of times it had to be started afresh.
 
     Hypothesis remembers the choices of every example and refuses to go on
@@ -391,7 +400,12 @@ def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_see
     Unless what made the draws differ was a failure: a violation or an exception
     the target showed once and not on Hypothesis's replay (a one-off corruption,
     a factory that fails on its 50th call). That failure was seen and is the
-    verdict; a fresh round would bury it under ``passed``.
+    verdict; a fresh round would bury it under ``passed``. Not a violation of
+    another rule, though (``owns`` says whose): the machine set that one aside,
+    recorded for its own rule, and ended the example with ``reject()``, so it
+    sits in the inconsistency's context chain too. Raised here it became this
+    property's verdict: pycrdt's R2 was once "violated" by a counterexample that
+    broke R0 alone (its undo is not deterministic, so such rounds restart).
     """
     def run(restart: int) -> None:
         test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
@@ -401,7 +415,7 @@ def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_see
         try:
             run(restart)
         except FlakyStrategyDefinition as inconsistent:
-            seen = _failure_behind(inconsistent)
+            seen = _failure_behind(inconsistent, owns)
             if seen is not None:
                 raise seen from None
             continue
@@ -410,12 +424,18 @@ def _run_round(machine: type[RuleBasedStateMachine], profile: Profile, round_see
     return ROUND_RESTARTS
 
 
-def _failure_behind(inconsistent: FlakyStrategyDefinition) -> BaseException | None:
+def _failure_behind(
+    inconsistent: FlakyStrategyDefinition, owns: Callable[[tuple[str, ...]], bool]
+) -> BaseException | None:
     """The failure Hypothesis was replaying when its draws went another way, if
     any: Hypothesis raises the inconsistency while it handles the failure, so the
-    failure is its ``__context__`` (or further down that chain)."""
+    failure is its ``__context__`` (or further down that chain). A violation the
+    round's property does not own (``owns``) is no such failure: the machine set
+    it aside (see :func:`_run_round`)."""
     chained = inconsistent.__context__
     while chained is not None:
+        if isinstance(chained, Violation) and not owns(chained.broken):
+            return None
         if not type(chained).__module__.startswith("hypothesis"):
             return chained
         chained = chained.__context__

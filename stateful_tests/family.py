@@ -25,6 +25,7 @@ from __future__ import annotations
 from abc import ABC
 from abc import abstractmethod
 from collections import Counter
+from collections.abc import Callable
 from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -318,6 +319,14 @@ def explain(record: StepRecord) -> str:
     return " ".join(lines)
 
 
+def owner_of(property_id: str) -> Callable[[tuple[str, ...]], bool]:
+    """Whether a violation that broke these rules is ``property_id``'s own finding:
+    one that broke its clause, or any for R0, the master property, whose machine
+    owns every violation. Another rule's finding is recorded for that rule
+    (:meth:`Tracker.found`), never made this property's verdict."""
+    return lambda broken: property_id == "R0" or property_id in broken
+
+
 class Tracker:
     """What one property's run did: examples, steps, the situations reached, and
     the family's tallies (the diff family counts rule-accepted and SUT-accepted
@@ -338,9 +347,8 @@ class Tracker:
         self.world = WorldTally()
 
     def owns(self, broken: tuple[str, ...]) -> bool:
-        """Whether a violation that broke ``broken`` is this machine's own
-        finding. Every violation is one of R0, the master property."""
-        return self.property.id == "R0" or self.property.id in broken
+        """Whether a violation that broke ``broken`` is this machine's own finding."""
+        return owner_of(self.property.id)(broken)
 
     def found(self, broken: tuple[str, ...], violation: Any) -> None:
         """Keep ``violation`` for each property it broke that has none yet."""

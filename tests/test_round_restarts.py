@@ -11,14 +11,20 @@ purpose, for its first examples only (as a real crash is now and then).
 from __future__ import annotations
 
 import pytest
+from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyStrategyDefinition
+from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.stateful import RuleBasedStateMachine
 from hypothesis.stateful import rule
 
 from rollcert.stateful_tests.certify import ROUND_RESTARTS
+from rollcert.stateful_tests.certify import _failure_behind
 from rollcert.stateful_tests.certify import _run_round
+from rollcert.stateful_tests.family import owner_of
+from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.profiles import Profile
+from rollcert.targets.adapter import BufferConfig
 
 PROFILE = Profile("tiny", max_examples=20, steps_per_example=3, rounds=1)
 
@@ -60,3 +66,40 @@ def test_a_consistent_round_is_not_restarted() -> None:
     machine, started = machine_inconsistent_for(examples=0)
     assert _run_round(machine, PROFILE, round_seed=0) == 0
     assert ROUND_RESTARTS >= 1 and started[0] >= 1
+
+
+# -- another rule's finding, set aside in the inconsistent example --------------------
+
+CONFIG = BufferConfig(initial=b"ab")
+
+
+def _inconsistency_after(found: Violation) -> FlakyStrategyDefinition:
+    """The chain Hypothesis leaves when the draws went another way right after a
+    machine set ``found`` aside: the machine ends the example with ``reject()``
+    inside its ``except Violation`` block, and the inconsistency is raised while
+    that is handled."""
+    try:
+        try:
+            raise found
+        except Violation:
+            reject()
+    except UnsatisfiedAssumption:
+        try:
+            raise FlakyStrategyDefinition("the same choices drew differently")
+        except FlakyStrategyDefinition as inconsistent:
+            return inconsistent
+    raise AssertionError("reject() did not raise")
+
+
+def test_another_rules_finding_set_aside_is_no_failure_behind_an_inconsistency() -> None:
+    """pycrdt's undo is not deterministic, so its rounds restart; once, the R0-only
+    finding R2's machine had set aside was raised as R2's verdict ("R2 violated",
+    counterexample breaking R0 alone). It is recorded for R0; the round restarts."""
+    r0_only = Violation(CONFIG, [], "the depth is 0, not 1", ("R0",))
+    assert _failure_behind(_inconsistency_after(r0_only), owner_of("R2")) is None
+    assert _failure_behind(_inconsistency_after(r0_only), owner_of("R0")) is r0_only
+
+
+def test_a_finding_of_the_rounds_own_rule_behind_an_inconsistency_is_the_verdict() -> None:
+    own = Violation(CONFIG, [], "restored one place off", ("R0", "R2"))
+    assert _failure_behind(_inconsistency_after(own), owner_of("R2")) is own
