@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -247,3 +248,13 @@ def test_only_r2s_splice_rule_undoes_at_once_and_it_meets_a_character_column() -
     assert words
     killed = sum(_met_in_a_rollback(splice, "character_column", "R2", word) for word in words)
     assert killed >= 1, f"none of {len(words)} draws met the bug"
+
+
+def test_an_ascii_world_keeps_r2s_plain_splices() -> None:
+    """Without a multi-byte character to draw, the undo at once has nothing to meet and
+    would only thin out the plain splices pycrdt's own R2 finding needs."""
+    bundled = resolve_target("bundled")
+    ascii_only = replace(bundled, alphabet=bytes(range(128)))
+    assert not ROLLBACK.build_machine(ascii_only, "R2", Tracker("R2")).undoes_at_once
+    pytest.importorskip("pycrdt")
+    assert not ROLLBACK.build_machine(resolve_target("pycrdt"), "R2", Tracker("R2")).undoes_at_once
