@@ -35,6 +35,7 @@ from hypothesis.errors import FlakyFailure
 from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.errors import HypothesisException
 from hypothesis.errors import Unsatisfiable
+from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine
 from hypothesis.stateful import get_state_machine_test
 
@@ -409,7 +410,10 @@ def _run_round(
     """
     def run(restart: int) -> None:
         test = get_state_machine_test(machine, settings=profile.hypothesis_settings())
-        hypothesis_seed(round_seed + restart)(test)()
+        # Hypothesis reports the steps before an inconsistency on the terminal; the
+        # round restarts, and the certificate, not Hypothesis, says what was found.
+        with with_reporter(_kept_out):
+            hypothesis_seed(round_seed + restart)(test)()
 
     for restart in range(ROUND_RESTARTS):
         try:
@@ -422,6 +426,10 @@ def _run_round(
         return restart
     run(ROUND_RESTARTS)  # the last chance: still inconsistent, and the error is the verdict
     return ROUND_RESTARTS
+
+
+def _kept_out(_report: object) -> None:
+    """A Hypothesis reporter that prints nothing (see :func:`_run_round`)."""
 
 
 def _failure_behind(

@@ -103,3 +103,12 @@ def test_another_rules_finding_set_aside_is_no_failure_behind_an_inconsistency()
 def test_a_finding_of_the_rounds_own_rule_behind_an_inconsistency_is_the_verdict() -> None:
     own = Violation(CONFIG, [], "restored one place off", ("R0", "R2"))
     assert _failure_behind(_inconsistency_after(own), owner_of("R2")) is own
+
+
+def test_a_restarted_round_prints_nothing_beside_the_certificate(capsys: pytest.CaptureFixture[str]) -> None:
+    """Hypothesis reports the steps before an inconsistency ("Steps leading up to this
+    error: …") on the terminal; the round restarts, so that is noise beside a certificate."""
+    machine, _ = machine_inconsistent_for(examples=2)
+    assert _run_round(machine, PROFILE, round_seed=0) == 1
+    printed = capsys.readouterr()
+    assert "Steps leading up" not in printed.out + printed.err
