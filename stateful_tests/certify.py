@@ -316,7 +316,13 @@ def run_to_verdict(
                 progress.violation(
                     result.property_id, f"step {len(error.steps)} of example {tracker.examples}: {error.explanation}"
                 )
+            first = error
             error = minimise(error, result.property_id)
+            if not set(first.broken) & set(error.broken):
+                # R0's counterexample shrank to one of no rule in particular
+                # (shrink._rules_kept): the rules the first failure broke get their own.
+                for property_id in first.broken:
+                    found_elsewhere.setdefault(property_id, first)
             result.verdict = "violated"
             result.reason = error.explanation
             result.counterexample = _counterexample(result.property_id, target, error, family)

@@ -371,16 +371,17 @@ def minimise(family: Family, target: Target, violation: Violation, property_id: 
     each checked by replaying it on ``target``, within the family's replay budget.
 
     A candidate counts only if its failing step still breaks the rule's own
-    clause — ``property_id``'s, or (without one, or for R0, whose machine owns
-    every finding) one of the rules ``violation`` broke: shrinking an R2
-    finding must not wander off to a shorter mismatch of another rule. Among candidates of the
+    clause — ``property_id``'s, or (without one) one of the rules ``violation``
+    broke, or (for R0, whose machine owns every finding) one of those or R0's
+    alone: shrinking an R2 finding must not wander off to a shorter mismatch of
+    another rule. Among candidates of the
     same length, one that is less harmful (:func:`harm_rank`: a depth off by
     one rather than wrong bytes) is passed over, so the property's harm stays
     in view; a shorter one is always taken."""
     budget = family.replay_budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
-    rules = (property_id,) if property_id is not None and property_id != "R0" else violation.broken
+    rules = _rules_kept(violation, property_id)
     improved = True
     while improved and budget > 0:
         improved = False
@@ -425,6 +426,19 @@ def _fails_again(
         else:
             return False
     return True
+
+
+def _rules_kept(violation: Violation, property_id: str | None) -> tuple[str, ...]:
+    """The rules a candidate must still break (see :func:`minimise`): the property's
+    own; for R0, which every violation breaks, the rules the first failure broke or
+    R0's clause alone (a failure of no rule in particular). Without the last, an R0
+    run that first met a bug in a journal of one record (which R6's catch-all clause
+    takes) kept a step it did not need: the shorter trace broke R0's clause alone."""
+    if property_id is None:
+        return violation.broken
+    if property_id == "R0":
+        return tuple(dict.fromkeys((*violation.broken, "R0")))
+    return (property_id,)
 
 
 def _keeps(found: Violation, best: Violation, rules: tuple[str, ...]) -> bool:

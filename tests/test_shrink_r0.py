@@ -1,0 +1,59 @@
+"""R0's counterexample may shrink to a failure of no rule in particular (shrink._rules_kept).
+
+Every violation breaks R0, the master property. An R0 run that first met
+crlf_normalising_undo in a journal of one record saw R6's catch-all clause break
+(a bounded log gave wrong bytes) and kept to it, so its counterexample held a
+step it did not need: the 2-step trace from '\\r\\n' breaks R0's clause alone.
+The R6 finding is not lost: the certificate keeps it for R6, minimised for R6.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
+from rollcert.specimens import load_all
+from rollcert.stateful_tests.certify import certify_property
+from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.machines import ROLLBACK
+from rollcert.stateful_tests.profiles import PROFILES
+from rollcert.stateful_tests.shrink import minimise
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Target
+
+ONE_RECORD = BufferConfig(b"", 1, "evict_oldest")
+#: What the R0 run met at quick seed 2: a CRLF pasted, deleted and undone in a journal of one.
+MET = [Splice(0, 0, b"\r\n"), Splice(0, 2, b""), Rollback(1)]
+
+
+def _crlf() -> Target:
+    target = load_all()["crlf_normalising_undo"].target
+    assert target is not None
+    return target
+
+
+def _met() -> Violation:
+    with pytest.raises(Violation) as caught:
+        replay(ROLLBACK, _crlf(), ONE_RECORD, MET)
+    assert caught.value.broken == ("R6",)
+    return caught.value
+
+
+def test_r0s_counterexample_takes_the_shorter_failure_of_no_rule_in_particular() -> None:
+    minimal = minimise(ROLLBACK, _crlf(), _met(), "R0")
+    assert [step.operation for step in minimal.steps] == [Splice(0, 2, b""), Rollback(1)]
+    assert minimal.config.initial == b"\r\n" and minimal.broken == ("R0",)
+
+
+def test_r6s_counterexample_still_breaks_r6() -> None:
+    assert "R6" in minimise(ROLLBACK, _crlf(), _met(), "R6").broken
+
+
+def test_the_r0_run_keeps_r6s_finding_for_r6() -> None:
+    result = certify_property(_crlf(), "R0", PROFILES["quick"], 2)
+    assert result.verdict == "violated" and result.counterexample is not None
+    assert len(result.counterexample.steps) == 2
+    r6 = result.found_elsewhere.get("R6")
+    assert r6 is not None and "R6" in r6.broken
