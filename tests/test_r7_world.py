@@ -106,3 +106,24 @@ def test_a_wide_failure_is_first_tried_with_small_data() -> None:
     short = _short_data(wide)
     assert len(short.initial) <= 8 and all(len(i) <= 8 for i in _inserts(short))
     assert [len(t) for t in short.threads] == [len(t) for t in wide.threads] and short.is_valid()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("programs_for_a_pass", "programs_run"), [(10**9, 200), (100, 100)])
+def test_a_pass_takes_two_rounds_unless_its_first_ran_enough_programs(
+    monkeypatch: pytest.MonkeyPatch, programs_for_a_pass: int, programs_run: int
+) -> None:
+    """quick's rounds are 100 programs: two of them for a pass, as before; a round as
+    large as PROGRAMS_FOR_A_PASS (thorough's 2000) is enough by itself."""
+    from rollcert.stateful_tests.profiles import PROFILES
+
+    monkeypatch.setattr(concurrency, "PROGRAMS_FOR_A_PASS", programs_for_a_pass)
+    result = concurrency.certify_linearizability(BUNDLED, PROFILES["quick"], 0)
+    assert result.verdict == "passed", result.reason
+    assert result.examples == programs_run
+
+
+def test_only_thoroughs_first_round_runs_enough_programs_for_a_pass() -> None:
+    from rollcert.stateful_tests.profiles import PROFILES
+
+    assert PROFILES["ci"].max_examples * 2 < concurrency.PROGRAMS_FOR_A_PASS <= PROFILES["thorough"].max_examples
