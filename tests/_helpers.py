@@ -22,6 +22,9 @@ from rollcert.model import operations as ops
 from rollcert.model.reference import ModelState
 from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import certify
+from rollcert.stateful_tests.judge import Violation
+from rollcert.targets.adapter import BufferConfig
+from rollcert.targets.adapter import Target
 from rollcert.targets.resolve import resolve_target
 
 #: (bytes, depth, revision)
@@ -144,3 +147,24 @@ def own_peak_kib():
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 """
+
+
+def specimen_target(name: str) -> Target:
+    """The registered specimen ``name``'s target."""
+    from rollcert.specimens import load_all
+
+    target = load_all()[name].target
+    assert target is not None
+    return target
+
+
+def violation_on(target: Target, config: BufferConfig, operations: list[Any]) -> Violation:
+    """The violation replaying ``operations`` on ``target`` raises (the rollback family)."""
+    import pytest
+
+    from rollcert.stateful_tests.judge import replay
+    from rollcert.stateful_tests.machines import ROLLBACK
+
+    with pytest.raises(Violation) as caught:
+        replay(ROLLBACK, target, config, operations)
+    return caught.value

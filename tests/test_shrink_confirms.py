@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import count
 
-import pytest
+from _helpers import specimen_target
+from _helpers import violation_on
 
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
-from rollcert.specimens import load_all
 from rollcert.stateful_tests.judge import Violation
-from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.shrink import minimise
 from rollcert.targets.adapter import BufferConfig
@@ -32,9 +31,7 @@ TRACE = [Splice(0, 0, b"c"), Splice(6, 0, b"a"), Rollback(1)]
 
 
 def _buggy() -> Target:
-    target = load_all()["first_match_scan"].target
-    assert target is not None
-    return target
+    return specimen_target("first_match_scan")
 
 
 def _buggy_every_other_time() -> Target:
@@ -46,9 +43,7 @@ def _buggy_every_other_time() -> Target:
 
 
 def _violation(target: Target) -> Violation:
-    with pytest.raises(Violation) as caught:
-        replay(ROLLBACK, target, CONFIG, TRACE)
-    return caught.value
+    return violation_on(target, CONFIG, TRACE)
 
 
 def test_a_deterministic_bug_is_still_minimised() -> None:

@@ -9,14 +9,13 @@ The R6 finding is not lost: the certificate keeps it for R6, minimised for R6.
 
 from __future__ import annotations
 
-import pytest
+from _helpers import specimen_target
+from _helpers import violation_on
 
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
-from rollcert.specimens import load_all
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.judge import Violation
-from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.shrink import minimise
@@ -29,16 +28,13 @@ MET = [Splice(0, 0, b"\r\n"), Splice(0, 2, b""), Rollback(1)]
 
 
 def _crlf() -> Target:
-    target = load_all()["crlf_normalising_undo"].target
-    assert target is not None
-    return target
+    return specimen_target("crlf_normalising_undo")
 
 
 def _met() -> Violation:
-    with pytest.raises(Violation) as caught:
-        replay(ROLLBACK, _crlf(), ONE_RECORD, MET)
-    assert caught.value.broken == ("R6",)
-    return caught.value
+    met = violation_on(_crlf(), ONE_RECORD, MET)
+    assert met.broken == ("R6",)
+    return met
 
 
 def test_r0s_counterexample_takes_the_shorter_failure_of_no_rule_in_particular() -> None:
