@@ -1,6 +1,15 @@
 """The manifest of expected results: the suite must kill every specimen, on the
 property its story breaks, with a short counterexample, and blame nothing else
-without an explanation (TLA+ Examples' manifest, CrossHair's bugs_detected)."""
+without an explanation (TLA+ Examples' manifest, CrossHair's bugs_detected).
+
+Tests replay, benchmarks search (issue 41). Every specimen's minimal
+counterexample is stored in docs/specimens.md and replayed on every run
+(tests/test_documented_findings.py); each specimen's own scenario is replayed in
+tests/test_specimens_unit.py. Searching for them again — the kill matrix over
+every specimen and seeds 0-9 — is ``python -m benchmarks.suite --seeds 10`` and
+``rollcert specimens`` (docs/performance.md). Here a canary per family runs the
+search itself at the quick profile, so that a search that stopped finding
+anything fails the tests, not only the benchmark."""
 
 from __future__ import annotations
 
@@ -52,7 +61,18 @@ def test_every_specimen_named_in_the_issue_is_registered() -> None:
         assert all(reason.strip() for reason in specimen.also_caught_by.values())
 
 
-@pytest.mark.parametrize("name", SPECIMENS)
+#: One specimen per family of machines: the rollback family (R3, the seed's FIFO
+#: replay), the diff family (S1's write-set-only check), the durable journal (R5's
+#: torn tail) and the concurrent programs (R7).
+CANARIES = ["fifo_replay", "write_set_only", "torn_tail_applied", "unlocked_buffer"]
+
+
+def test_the_canaries_cover_every_family() -> None:
+    families = {load_all()[name].breaks for name in CANARIES}
+    assert families == {frozenset({"R3"}), frozenset({"S1"}), frozenset({"R5"}), frozenset({"R7"})}
+
+
+@pytest.mark.parametrize("name", CANARIES)
 @pytest.mark.slow
 def test_specimen_is_killed_as_its_story_says(name: str) -> None:
     matrix = kill_matrix(profile="quick", seed=0, names=[name])
