@@ -11,11 +11,8 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from rollcert.model import operations as ops
@@ -69,64 +66,24 @@ def perform(
 
 # -- the certificates of docs/certifications/ ----------------------------------------
 
-PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
-REGENERATE = "python docs/certifications/regenerate.py"
+# Parsed where the search that re-checks them lives (benchmarks/documented_verdicts.py).
+from benchmarks.documented_verdicts import PAGES  # noqa: E402
+from benchmarks.documented_verdicts import REGENERATE  # noqa: E402
+from benchmarks.documented_verdicts import Documented  # noqa: E402
+from benchmarks.documented_verdicts import documented_certificates  # noqa: E402
+
+__all__ = ["PAGES", "REGENERATE", "Documented", "documented_certificates"]
+
 #: The longest counterexample a documented finding may have.
 MAX_COUNTEREXAMPLE_STEPS = 8
-MARKER = re.compile(
-    r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->",
-    re.DOTALL,
-)
-#: A verdict row of an embedded certificate; the verdict may be Markdown-escaped (``not\_assessed``).
-VERDICT_ROW = re.compile(r"^\| (?P<pid>[RS]\d) [^|]* \| \*\*(?P<verdict>[\w\\]+)\*\* \|", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Documented:
-    """One certificate embedded in a page: what was run and the verdicts it gave."""
-
-    page: str
-    target: str
-    profile: str
-    seed: int
-    verdicts: dict[str, str]
-
-
-def documented_certificates(wanted: Callable[[str], bool]) -> list[Documented]:
-    """The certificates of the targets ``wanted`` accepts, in page order."""
-    found = []
-    for page in sorted(PAGES.glob("*.md")):
-        for match in MARKER.finditer(page.read_text(encoding="utf-8")):
-            if wanted(match["target"]):
-                verdicts = {row["pid"]: row["verdict"].replace("\\", "") for row in VERDICT_ROW.finditer(match["body"])}
-                found.append(
-                    Documented(page.name, match["target"], match["profile"], int(match["seed"]), verdicts)
-                )
-    return found
 
 
 @cache
 def certificate_of(target: str, profile: str, seed: int) -> CertificateData:
-    """The certificate of ``target`` (a registered name), made once per run of the tests."""
+    """The certificate of ``target`` (a registered name), made once per run of the tests.
+    A search: the tests call it at the quick profile only (issue 41)."""
+    assert profile == "quick", f"a test searches at {profile}: that is benchmarks/documented_verdicts.py's job"
     return certify(resolve_target(target), profile=profile, seed=seed)
-
-
-def certified_as_documented(documented: Documented) -> CertificateData:
-    """``documented``'s target certified as its page was; fails, saying what to do,
-    when a verdict is not the one the page shows (a new release changed it)."""
-    certificate = certificate_of(documented.target, documented.profile, documented.seed)
-    changed = {
-        pid: f"{documented.verdicts.get(pid)} -> {result.verdict}"
-        for pid, result in certificate.results.items()
-        if result.verdict != documented.verdicts.get(pid)
-    }
-    assert not changed, (
-        f"{certificate.target.version} no longer behaves as docs/certifications/{documented.page} says "
-        f"({documented.target}, profile {documented.profile}, seed {documented.seed}): {changed}. "
-        f"Read the new counterexamples (rollcert certify {documented.target} --profile {documented.profile}), "
-        f"update the page's summary, then run {REGENERATE} {documented.page}."
-    )
-    return certificate
 
 
 #: Source of ``own_peak_kib()`` for the scripts the memory tests run in a subprocess:

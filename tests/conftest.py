@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck
 from hypothesis import settings
+
+# ``benchmarks`` is a folder of the repository, not an installed package; the
+# tests import what the benchmarks and the tests share (the documented
+# certificates' parser) from it.
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
 
 _common = dict(deadline=None, derandomize=True, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("default", max_examples=60, **_common)  # type: ignore[arg-type]
