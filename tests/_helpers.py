@@ -67,15 +67,13 @@ def perform(
 # -- the certificates of docs/certifications/ ----------------------------------------
 
 # Parsed where the search that re-checks them lives (benchmarks/documented_verdicts.py).
+from benchmarks.documented_verdicts import MAX_COUNTEREXAMPLE_STEPS  # noqa: E402
 from benchmarks.documented_verdicts import PAGES  # noqa: E402
 from benchmarks.documented_verdicts import REGENERATE  # noqa: E402
 from benchmarks.documented_verdicts import Documented  # noqa: E402
 from benchmarks.documented_verdicts import documented_certificates  # noqa: E402
 
-__all__ = ["PAGES", "REGENERATE", "Documented", "documented_certificates"]
-
-#: The longest counterexample a documented finding may have.
-MAX_COUNTEREXAMPLE_STEPS = 8
+__all__ = ["MAX_COUNTEREXAMPLE_STEPS", "PAGES", "REGENERATE", "Documented", "documented_certificates"]
 
 
 @cache

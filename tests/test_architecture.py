@@ -168,6 +168,7 @@ def test_the_graph_sees_the_whole_tree() -> None:
     assert {room_of(m, MODULES, ROOT) for m in MODULES} == set(INSTALLED + ABOVE)
 
 
+@pytest.mark.slow
 def test_no_bare_top_level_imports_of_our_folders() -> None:
     offenders = [
         f"{module}: {name}"
@@ -178,6 +179,7 @@ def test_no_bare_top_level_imports_of_our_folders() -> None:
     assert not offenders, offenders
 
 
+@pytest.mark.slow
 def test_imports_go_one_way() -> None:
     upward = wrong_way_imports(ROOT)
     assert not upward, "imports against the rooms' direction:\n" + "\n".join(upward)

@@ -163,6 +163,7 @@ def test_a_trace_carries_the_mode_and_refuses_a_bad_one() -> None:
             parse_trace(json.dumps(bad))
 
 
+@pytest.mark.slow
 def test_the_certificate_names_the_batched_mode_of_a_counterexample() -> None:
     target = load_all()["flush_without_sync"].target
     assert target is not None

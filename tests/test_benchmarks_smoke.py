@@ -7,6 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 # ``benchmarks`` is a directory of the repository, not an installed package.
 _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
@@ -67,6 +69,7 @@ def test_the_low_percentile_is_a_low_sample() -> None:
     assert bench.low_percentile([float(n) for n in range(1, 22)]) == 3.0  # 21 samples: the third best
 
 
+@pytest.mark.slow
 def test_packed_journal_records_weigh_less_than_tuples() -> None:
     packed = bench.journal_bytes_per_record(5000)
     tuples = bench.journal_bytes_per_record(5000, tuple_records=True)
@@ -92,6 +95,7 @@ def test_the_sqlite_baseline_stores_the_edit(tmp_path):
     assert blob[10:12] == b"BB" and count == 1
 
 
+@pytest.mark.slow
 def test_a_whole_run_writes_well_formed_json(tmp_path):
     results = bench.run(TINY, durable_dir=str(tmp_path), log=lambda _message: None)
     path = tmp_path / "out.json"
@@ -117,6 +121,7 @@ def test_a_whole_run_writes_well_formed_json(tmp_path):
     assert "same-len splice+rollback(1)" in table
 
 
+@pytest.mark.slow
 def test_main_writes_the_json_it_is_given(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(bench, "QUICK", TINY)
     out = tmp_path / "run.json"
@@ -125,6 +130,7 @@ def test_main_writes_the_json_it_is_given(tmp_path, monkeypatch, capsys):
     assert "ratio" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_markdown_keeps_what_it_does_not_generate(tmp_path):
     results = bench.run(TINY, durable_dir=str(tmp_path), log=lambda _message: None)
     page = tmp_path / "performance.md"

@@ -60,6 +60,7 @@ def test_markdown_and_junit_are_written(bundled_certificate_file: tuple[int, dic
     assert suite.get("failures") == "0" and suite.get("skipped") == "0"  # every property assessed
 
 
+@pytest.mark.slow
 def test_specimen_certificate_carries_a_replayable_counterexample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.json"
     assert main(["certify", "specimen:fifo_replay", "--only", "R3", "--json", str(path)]) == 1
@@ -96,6 +97,7 @@ def test_usage_and_target_errors_exit_3_with_one_line(argv: list[str], capsys: p
     assert error and "Traceback" not in error
 
 
+@pytest.mark.slow
 def test_console_script_runs_in_a_real_process() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "rollcert.command.cli", "certify", "specimen:best_effort_log", "--only", "R1"],
@@ -181,6 +183,7 @@ def test_broken_adapters_are_errors_not_violations(cls: type[_Fake]) -> None:
     assert certificate.exit_status == 2
 
 
+@pytest.mark.slow
 def test_undocumented_exception_is_a_violation() -> None:
     certificate = certify(_target(_UndocumentedError), only=("R2",))
     # An undocumented exception breaks no rule's clause in particular: it is R0's
@@ -194,11 +197,13 @@ def test_undocumented_exception_is_a_violation() -> None:
     assert certificate.exit_status == 1
 
 
+@pytest.mark.slow
 def test_nondeterministic_sut_is_reported_not_crashed() -> None:
     result = certify(_target(_Flaky), only=("R2",)).results["R2"]
     assert result.verdict in ("violated", "error")
 
 
+@pytest.mark.slow
 def test_unknown_when_situations_are_never_reached() -> None:
     """A SUT whose every splice is refused never reaches a rollback: not a pass."""
 
@@ -210,6 +215,7 @@ def test_unknown_when_situations_are_never_reached() -> None:
     assert result.verdict in ("violated", "unknown")
 
 
+@pytest.mark.slow
 def test_certificate_json_round_trips_for_every_verdict() -> None:
     certificate = certify(_target(_Crashing), only=("R1", "R2"))
     record = to_json(certificate)

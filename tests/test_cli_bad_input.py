@@ -86,6 +86,7 @@ def test_a_bad_call_timeout_in_the_environment_is_a_usage_error_for_every_comman
     assert "adapter" not in captured.out
 
 
+@pytest.mark.slow
 def test_an_in_process_call_leaves_the_environment_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     """``main([...])`` passes --deadline and --call-timeout to its workers through the
     environment; a test (or a program) that calls it must not find them set after."""

@@ -109,6 +109,7 @@ def test_minimiser_keeps_a_failing_program_and_never_grows_it() -> None:
     assert smaller.result.verdict == "not_linearizable"
 
 
+@pytest.mark.slow
 def test_r7_is_violated_on_a_specimen_with_a_timeline_counterexample() -> None:
     result = certify_linearizability(specimen("lock_per_rollback_step"), PROFILES["quick"], 0)
     assert result.verdict == "violated", result.reason

@@ -28,6 +28,7 @@ def _traces(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.json"))
 
 
+@pytest.mark.slow
 def test_a_violation_found_with_one_seed_is_replayed_first_by_a_run_with_another(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     target = resolve_target(SPECIMEN)
@@ -56,6 +57,7 @@ def test_a_violation_found_with_one_seed_is_replayed_first_by_a_run_with_another
     }
 
 
+@pytest.mark.slow
 def test_a_trace_that_passes_stays_and_counts(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     certify(resolve_target(SPECIMEN), seed=1, only=("R2",), corpus=corpus)
@@ -72,6 +74,7 @@ def test_a_trace_that_passes_stays_and_counts(tmp_path: Path) -> None:
     assert (corpus / "fixed.json").exists() and written.exists()
 
 
+@pytest.mark.slow
 def test_unreadable_files_are_skipped_with_a_warning(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     certify(resolve_target(SPECIMEN), seed=1, only=("R2",), corpus=corpus)
@@ -99,6 +102,7 @@ def test_unreadable_files_are_skipped_with_a_warning(tmp_path: Path) -> None:
     assert replayed.properties["R2"].failed == 1
 
 
+@pytest.mark.slow
 def test_a_missing_corpus_is_empty_and_created_on_first_finding(tmp_path: Path) -> None:
     corpus = tmp_path / "a" / "b"
     certificate = certify(resolve_target("bundled"), seed=0, only=("R3",), corpus=corpus)

@@ -36,6 +36,7 @@ def test_bytes_contracts_hold_within_the_budget(function: Callable[..., Any]) ->
     assert result.status in ("CONFIRMED", "CHECKED (bounded)"), result.detail
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ch.MUTANTS))
 def test_every_planted_bug_is_found_within_its_budget(name: str) -> None:
     result = ch.check_mutant(name, ch.MUTANTS[name])

@@ -51,6 +51,7 @@ def test_the_bundled_implementation_passes_with_full_precision(property_id: str)
     assert result.figures["precision"] == 1.0 and result.figures["rule_accepts"] > 0
 
 
+@pytest.mark.slow
 def test_a_sound_but_imprecise_implementation_passes_with_its_precision_reported() -> None:
     result = certify_property(CAUTIOUS, "S1", QUICK, 0)
     assert result.verdict == "passed", result.reason
@@ -80,6 +81,7 @@ def test_a_diff_counterexample_shows_base_live_base_diff_and_wrong_result() -> N
     assert "S1" in render_markdown(certificate)
 
 
+@pytest.mark.slow
 def test_the_replay_command_reproduces_a_diff_counterexample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = resolve_target("specimen:positional_on_advanced_base")
     certificate = certify(target, only=("S1",))
@@ -94,6 +96,7 @@ def test_the_replay_command_reproduces_a_diff_counterexample(tmp_path: Path, cap
     assert main(["replay", "bundled", "--trace", bad]) == 3
 
 
+@pytest.mark.slow
 def test_certificate_json_carries_the_precision_figure(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     assert main(["certify", "--only", "S1", "--json", str(path)]) == 0

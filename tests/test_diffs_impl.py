@@ -65,6 +65,7 @@ def diff_operations(draw: st.DrawFn, state: DiffModelState) -> DiffOperation:
     return RollbackDiff(draw(st.sampled_from([i for i, made in enumerate(state.applied) if made is not None])))
 
 
+@pytest.mark.slow
 @given(initial=strategies.diff_initial_buffers(), data=st.data())
 def test_the_implementation_makes_the_model_s_decisions(initial: bytes, data: st.DataObject) -> None:
     """Every accept and reject, every conflict region, every byte, depth and revision."""

@@ -157,7 +157,14 @@ def test_the_docs_hold_the_findings_this_module_replays() -> None:
     assert len(FINDINGS) >= 60
 
 
-@pytest.mark.parametrize("finding", [f for f in FINDINGS if _in_process(f)], ids=lambda f: f.name)
+def _param(finding: DocumentedFinding) -> object:
+    """A third-party package's finding is in the slow tier: importing the package
+    (textual, prompt_toolkit, pycrdt) alone takes a second or more."""
+    marks = [pytest.mark.slow] if _package_of(finding.target) is not None else []
+    return pytest.param(finding, marks=marks, id=finding.name)
+
+
+@pytest.mark.parametrize("finding", [_param(f) for f in FINDINGS if _in_process(f)])
 def test_a_documented_finding_still_fails_on_its_rule(finding: DocumentedFinding) -> None:
     _check(finding)
 

@@ -113,6 +113,7 @@ IN_SCOPE = sorted(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", IN_SCOPE)
 def test_every_specimen_is_found_no_longer_than_the_machines(name: str) -> None:
     found = shortest_found(name)
@@ -133,6 +134,7 @@ def test_against_the_machines_live(name: str) -> None:
         assert found <= machines
 
 
+@pytest.mark.slow
 def test_breadth_first_means_shortest() -> None:
     """No trace one step shorter fails: the search at depth n-1 passes."""
     spec = load_all()["fifo_replay"]

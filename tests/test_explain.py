@@ -27,6 +27,7 @@ def rollcert(*arguments: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_first_match_scan_shows_the_wrong_restore_position_and_names_r2() -> None:
     done = rollcert("explain", "specimen:first_match_scan", "--all")
     assert done.returncode == 1, done.stderr
@@ -42,6 +43,7 @@ def test_first_match_scan_shows_the_wrong_restore_position_and_names_r2() -> Non
     assert "⟦" in out and ("{+" in out or "[-" in out)  # the edited span and the corrupted bytes are marked
 
 
+@pytest.mark.slow
 def test_a_diff_specimen_names_s1_and_the_conflicting_region() -> None:
     done = rollcert("explain", "specimen:write_set_only", "--property", "S1", "--all")
     assert done.returncode == 1, done.stderr
@@ -69,12 +71,14 @@ def test_explain_reads_a_json_certificate_and_replays_it(tmp_path: Path) -> None
     assert f"Replay: {replay}" in done.stdout
 
 
+@pytest.mark.slow
 def test_nothing_to_explain_is_said_plainly() -> None:
     done = rollcert("explain", "bundled", "--property", "R2", "--all")
     assert done.returncode == 2
     assert "R2 is passed: there is no counterexample to explain" in done.stdout
 
 
+@pytest.mark.slow
 def test_interactive_mode_waits_for_enter_between_steps(capsys: object) -> None:
     walk = from_certificate_data(certify(resolve_target("specimen:first_match_scan"), only=("R2",)))
     prompts: list[str] = []

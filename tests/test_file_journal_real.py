@@ -250,6 +250,7 @@ def test_missing_base_record_is_refused(history: Path) -> None:
     assert "base record" in message
 
 
+@pytest.mark.slow
 def test_a_flipped_bit_in_any_record_but_the_last_is_refused_naming_its_offset(history: Path) -> None:
     """A bit flip in a committed record that is not the last cannot be a torn
     write: wherever it lands (length, checksums or payload of any record), the

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from rollcert.model.properties import PROPERTIES
 from rollcert.reports.glossary import TERMS
 from rollcert.reports.glossary import all_terms
@@ -77,6 +79,7 @@ def test_every_world_dimension_chip_is_defined() -> None:
         assert dimension.description in term.definition and all(term.example), dimension.name
 
 
+@pytest.mark.slow
 def test_every_jargon_word_the_tour_and_readme_use_is_defined() -> None:
     for document in (TOUR, README):
         text = document.read_text(encoding="utf-8")
@@ -117,6 +120,7 @@ def test_the_issue_terms_are_all_here() -> None:
     assert len(TERMS) >= 60
 
 
+@pytest.mark.slow
 def test_the_html_page_defines_every_term_it_shows() -> None:
     """Every chip links to its definition on the page itself (a mailed page has no
     repository beside it), and the page's own words are defined there too."""

@@ -62,6 +62,7 @@ def rollcert(tmp_path: Path, *arguments: str, timeout: float = 240) -> subproces
 # -- values that lie ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_bytes_subclass_that_equals_everything_does_not_hide_a_wrong_buffer() -> None:
     """Was ``passed``: the judge compared the target's own object, whose ``==`` said True."""
     lying_bytes = module("lying_bytes")
@@ -114,6 +115,7 @@ def test_hostile_checkpoint_tokens_are_only_handed_back() -> None:
 # -- raising --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "raised"),
     [
@@ -149,6 +151,7 @@ def test_a_messages_str_that_raises_or_runs_to_megabytes_is_quoted_bounded() -> 
     assert len(message) == len("VerboseError: ") + MESSAGE_LIMIT + 3
 
 
+@pytest.mark.slow
 def test_a_keyboard_interrupt_the_target_raises_is_a_violation_on_the_command_line(tmp_path: Path) -> None:
     """Was exit status 130, 'interrupted; no certificate written'."""
     run = rollcert(tmp_path, "certify", "raising:KEYBOARD_INTERRUPT", "--only", "R0", "--quiet")
@@ -156,6 +159,7 @@ def test_a_keyboard_interrupt_the_target_raises_is_a_violation_on_the_command_li
     assert "R0        violated" in run.stdout and "interrupted" not in run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", [(), ("--in-process",)], ids=["workers", "in-process"])
 def test_a_keyboard_interrupt_the_target_raises_is_its_answer_in_a_background_job(
     tmp_path: Path, where: tuple[str, ...]
@@ -174,6 +178,7 @@ def test_a_keyboard_interrupt_the_target_raises_is_its_answer_in_a_background_jo
     assert "R0        violated" in run.stdout and "interrupted" not in run.stderr
 
 
+@pytest.mark.slow
 def test_a_keyboard_interrupt_the_target_raises_is_a_violation_in_process_too(tmp_path: Path) -> None:
     run = rollcert(tmp_path, "certify", "raising:KEYBOARD_INTERRUPT", "--only", "R0", "--quiet", "--in-process")
     assert run.returncode == 1, run.stdout + run.stderr
@@ -202,6 +207,7 @@ def test_ctrl_c_still_stops_a_serial_run(tmp_path: Path, where: tuple[str, ...])
     assert stderr == "rollcert: interrupted; no certificate written\n"
 
 
+@pytest.mark.slow
 def test_a_target_builder_whose_exception_cannot_be_printed_is_a_one_line_usage_error(tmp_path: Path) -> None:
     """Was a traceback: describing the builder's exception called its ``__str__``."""
     run = rollcert(tmp_path, "certify", "raising:unbuildable", "--only", "R0")
@@ -224,6 +230,7 @@ def test_a_10_mb_message_does_not_reach_the_certificate(tmp_path: Path) -> None:
 # -- failures seen once ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call", [35, 50, 55])
 def test_a_one_off_corruption_is_reported_not_buried_by_a_fresh_round(call: int) -> None:
     """Was ``passed`` for these calls: the replay did not reproduce it, Hypothesis
@@ -233,6 +240,7 @@ def test_a_one_off_corruption_is_reported_not_buried_by_a_fresh_round(call: int)
     assert "!" in (result.reason or "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call", [30, 40, 50])
 def test_a_factory_that_fails_once_is_an_error_not_a_pass(call: int) -> None:
     result = certified(module("one_off").factory_fails_once(call))
@@ -261,6 +269,7 @@ def test_a_factory_that_returns_none_is_the_adapters_fault_said_plainly() -> Non
     )
 
 
+@pytest.mark.slow
 def test_a_factory_that_builds_a_new_class_each_time_is_judged_on_its_buffers() -> None:
     assert certified(module("factories").NEW_CLASS_EACH_TIME).verdict == "passed"
 
@@ -286,6 +295,7 @@ def test_the_call_timeout_option_reaches_the_workers(tmp_path: Path) -> None:
     assert run.stdout.count("did not return within 0.5 s (the call timeout)") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["soon", "nan", "-1", "inf"])
 def test_a_bad_call_timeout_in_the_environment_is_a_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
@@ -298,6 +308,7 @@ def test_a_bad_call_timeout_in_the_environment_is_a_usage_error(
     )
 
 
+@pytest.mark.slow
 def test_a_target_that_exits_the_process_is_an_error_not_a_silent_pass(tmp_path: Path) -> None:
     """``os._exit(0)`` inside a splice: ``rollcert certify`` used to end with exit
     status 0 (nothing violated) and print nothing at all."""
@@ -331,6 +342,7 @@ def test_a_target_that_changes_the_process_around_it_does_not_reach_the_certific
     assert json.loads((tmp_path / "c.json").read_text())["exit_status"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:The recursion limit will not be reset")  # Hypothesis notices the attack
 def test_a_run_in_the_callers_process_puts_the_process_back() -> None:
     """Certified in this process (``--in-process``, the API, the pytest plugin),
@@ -368,6 +380,7 @@ def test_a_target_that_hoards_memory_meets_the_memory_limit(tmp_path: Path) -> N
     assert "The implementation raised undocumented:MemoryError" in run.stdout
 
 
+@pytest.mark.slow
 def test_a_memory_limit_in_process_is_a_usage_error(tmp_path: Path) -> None:
     run = rollcert(tmp_path, "certify", "hoards:TARGET", "--memory-limit", "1024", "--in-process")
     assert run.returncode == 3 and run.stdout == ""
@@ -436,6 +449,7 @@ def _ended(doing: str, how: str) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(SUPERVISED))
 @pytest.mark.parametrize(
     ("target", "how"), [("hangs:EXITS", "exited with status 0"), ("killed:TARGET", "was killed by SIGKILL")]
@@ -462,6 +476,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["hangs:EXITS", "HONEST"])
 def test_a_supervised_worker_started_by_the_forkserver_reports_the_same(tmp_path: Path, target: str) -> None:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HOSTILE), os.environ.get("PYTHONPATH")]))}
@@ -478,6 +493,7 @@ def test_a_supervised_worker_started_by_the_forkserver_reports_the_same(tmp_path
         assert run.stderr == _ended("the smoke checks", "exited with status 0")
 
 
+@pytest.mark.slow
 def test_a_target_that_exits_in_certifys_exhaustive_search_is_an_error_in_the_certificate(tmp_path: Path) -> None:
     """``certify --exhaustive-depth``'s search ran in rollcert's own process: the
     properties' workers reported their errors, and then the search's ``os._exit(0)``
@@ -520,6 +536,7 @@ def test_a_thread_the_target_leaves_running_does_not_keep_smoke_alive(tmp_path: 
     assert "ok, 0 failed, 0 errors" in run.stdout and run.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_target_is_imported_and_built_once_in_the_worker_its_output_in_order(tmp_path: Path) -> None:
     """The target is resolved only in the worker (a module with side effects at
     import is not imported twice), and what it prints comes before rollcert's lines."""
@@ -532,6 +549,7 @@ def test_a_target_is_imported_and_built_once_in_the_worker_its_output_in_order(t
     assert run.stdout.count("prints_on_import:") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["smoke", "explore"])
 def test_a_target_that_cannot_be_imported_is_still_a_one_line_usage_error(tmp_path: Path, command: str) -> None:
     """The target is resolved in the worker; its error still travels as exit status 3 and one line."""

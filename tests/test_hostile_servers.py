@@ -177,6 +177,7 @@ def test_a_slow_server_is_reported_while_rollcert_waits(capsys: pytest.CaptureFi
     assert "(rollback)" in waiting[0] and "timeout 2.5 s" in waiting[0] and "hang.py" in waiting[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "soon", "1e999"])
 def test_a_bad_protocol_timeout_is_a_usage_error_in_one_line(tmp_path: Path, value: str) -> None:
     run = run_rollcert(tmp_path, "smoke", "hang", timeout=value)
@@ -185,12 +186,14 @@ def test_a_bad_protocol_timeout_is_a_usage_error_in_one_line(tmp_path: Path, val
     assert not run.process_groups  # refused before any server was started
 
 
+@pytest.mark.slow
 def test_a_bad_line_limit_is_a_usage_error_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROLLCERT_PROTOCOL_MAX_LINE_BYTES", "-5")
     run = run_rollcert(tmp_path, "smoke", "hang")
     assert run.status == 3 and run.stderr.count("\n") == 1 and "MAX_LINE_BYTES" in run.stderr, run.stderr
 
 
+@pytest.mark.slow
 def test_the_line_limit_can_be_lowered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROLLCERT_PROTOCOL_MAX_LINE_BYTES", "100000")
     run = run_rollcert(tmp_path, "smoke", "huge_line")
@@ -200,6 +203,7 @@ def test_the_line_limit_can_be_lowered(tmp_path: Path, monkeypatch: pytest.Monke
 # -- target modules that fail to import or to build ----------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("target", "named"),
     [
@@ -219,6 +223,7 @@ def test_a_target_that_fails_to_import_or_build_is_a_target_error(
     assert named in run.stderr, run.stderr
 
 
+@pytest.mark.slow
 def test_smoke_reports_a_native_panic_of_the_adapter_as_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

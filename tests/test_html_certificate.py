@@ -120,6 +120,7 @@ def test_every_specimen_certificate_renders_one_row_per_step(name: str, tmp_path
     assert distinct_colours(shot.read_bytes()) > 8  # text, strips and colours: not a blank page
 
 
+@pytest.mark.slow
 def test_the_page_is_self_contained() -> None:
     specimen = load_all()["first_match_scan"]
     assert specimen.target is not None

@@ -268,6 +268,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_batched_writer_killed_with_sigkill_recovers_inside_the_window(tmp_path: Path) -> None:
     """The history is "0,", "0,1,", ...: recovery must be a prefix at or after the
     last flush the child reported, and nothing else."""

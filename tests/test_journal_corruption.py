@@ -268,6 +268,7 @@ def run_fuzz(cases: int, seed: int) -> dict[str, int]:
     return tally
 
 
+@pytest.mark.slow
 def test_thousands_of_record_level_corruptions_never_leave_the_history() -> None:
     tally = run_fuzz(10_000, seed=12)
     refused = sum(count for label, count in tally.items() if label.endswith(":refused"))

@@ -60,6 +60,7 @@ SECOND = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_second_process_is_refused_while_the_first_holds_the_journal(tmp_path: Path) -> None:
     directory = tmp_path / "store"
     holder = subprocess.Popen(
@@ -167,6 +168,7 @@ def test_a_symlink_to_a_device_is_refused_at_once(tmp_path: Path) -> None:
     storage.close()
 
 
+@pytest.mark.slow
 def test_a_fifo_at_the_journal_is_refused_without_hanging(tmp_path: Path) -> None:
     """A FIFO used to block recovery forever (open waits for a writer). It is
     opened without blocking and refused as not a regular file. Run in a child

@@ -254,6 +254,7 @@ def test_a_hang_is_a_harness_error_through_the_client(tmp_path: Path) -> None:
         buffer.close()
 
 
+@pytest.mark.slow
 def test_a_server_that_hangs_at_start_fails_the_handshake(tmp_path: Path) -> None:
     command = _fake_server_command(tmp_path, "hang-at-start")
     done = subprocess.run(command, input=b"", capture_output=True, timeout=60, check=False)

@@ -29,6 +29,7 @@ def test_an_alphabet_without_the_writers_letters_leaves_s1_not_assessed() -> Non
     assert certificate.exit_status == 2  # nothing was assessed
 
 
+@pytest.mark.slow
 def test_what_can_be_assessed_still_is() -> None:
     certificate = certify(ONE_LETTER, only=("R2", "S1"))
     assert certificate.results["R2"].verdict == "passed"

@@ -99,6 +99,7 @@ def _run_crashing(tmp_path: Path, target: str, only: str) -> tuple[subprocess.Co
     return completed, json.loads((tmp_path / "c.json").read_text())["properties"]
 
 
+@pytest.mark.slow
 def test_a_worker_that_exits_is_that_property_error(tmp_path: Path) -> None:
     completed, properties = _run_crashing(tmp_path, "EXITS", "R0,R2,S1")
     assert completed.returncode == 2, completed.stderr
@@ -109,6 +110,7 @@ def test_a_worker_that_exits_is_that_property_error(tmp_path: Path) -> None:
     assert properties["S1"]["verdict"] == "not_assessed"  # a worker that did not crash still reports
 
 
+@pytest.mark.slow
 def test_a_worker_killed_by_a_signal_is_that_property_error(tmp_path: Path) -> None:
     completed, properties = _run_crashing(tmp_path, "SEGFAULTS", "R0,R2")
     assert completed.returncode == 2, completed.stderr
@@ -129,6 +131,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
 def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
     (tmp_path / "crashing.py").write_text(CRASHING_TARGETS)

@@ -103,6 +103,7 @@ def test_no_display_off_a_terminal_or_when_quiet() -> None:
     assert display_for(["R0"], quiet=True, stream=Terminal()) is None
 
 
+@pytest.mark.slow
 def test_certify_writes_nothing_to_stderr_when_it_is_not_a_terminal(tmp_path: Path) -> None:
     completed = subprocess.run(
         [*ROLLCERT, "certify", "specimen:fifo_replay", "--only", "R3,S1", "-j", "2"],
@@ -155,6 +156,7 @@ def test_on_a_terminal_the_display_appears_and_ends_with_the_verdicts(tmp_path: 
     assert "Counterexample for R3" in stdout and "\x1b" not in stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 def test_quiet_leaves_a_terminal_alone(tmp_path: Path) -> None:
     status, stdout, stderr = _on_a_terminal(tmp_path, "specimen:fifo_replay", "--only", "R3,S1", "--quiet")

@@ -104,12 +104,14 @@ def test_registry_covers_the_required_obligations() -> None:
         assert obligation.scope.split()[0] in {"unbounded", "induction", "bounded"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("obligation", THEOREMS, ids=_ids)
 def test_theorem_is_proved(obligation: Obligation) -> None:
     result = result_of(obligation)
     assert result.verdict == "PROVED", result.detail
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("obligation", THEOREMS, ids=_ids)
 def test_theorem_is_not_vacuous(obligation: Obligation) -> None:
     """The hypotheses alone have a model: the theorem is not proved by contradiction."""
@@ -176,6 +178,7 @@ def _concrete(buffer: SymbolicBuffer) -> bytes:
     return evaluate_concretely(buffer)
 
 
+@pytest.mark.slow
 @BRIDGE_SETTINGS
 @given(buffer_and_splice())
 def test_bridge_splice_encoding_equals_splice_bytes(case: tuple[bytes, int, int, bytes]) -> None:
@@ -301,6 +304,7 @@ def test_prove_rejects_an_unknown_obligation(capsys: pytest.CaptureFixture[str])
     assert "no obligation named" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_unknown_on_a_theorem_is_a_failure(capsys: pytest.CaptureFixture[str]) -> None:
     """Out of budget means UNKNOWN and exit 1, never PROVED."""
     starved = check(obligation_named("lifo-rollback-unrolled-5"), timeout_seconds=0.001)

@@ -113,6 +113,7 @@ ARMED_FAULT_ACROSS_CRASHES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", [REFERENCE_TEXT, "bundled"])
 def test_a_fault_armed_across_a_crash_is_not_blamed(target: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", target, "--trace", json.dumps(ARMED_FAULT_ACROSS_CRASHES), "--in-process"]) == 0
@@ -185,6 +186,7 @@ def test_the_javascript_example_server_is_certified_on_what_it_declares() -> Non
 # -- fake misbehaving servers ------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("script", "reason"),
     [
@@ -211,6 +213,7 @@ def test_a_bad_handshake_is_refused_with_a_typed_error() -> None:
         ServerConnection(fake("wrong_version"), TIMEOUT)
 
 
+@pytest.mark.slow
 def test_a_documented_kind_given_wrongly_is_a_violation_not_an_error() -> None:
     result = certify(subprocess_target(fake("journal_error_splice"), timeout=TIMEOUT), only=("R0",)).results["R0"]
     assert result.verdict == "violated", result.reason

@@ -48,6 +48,7 @@ def validator(protocol: str, op: str, kind: str) -> Draft202012Validator:
     return Draft202012Validator(load_schema(protocol, op, kind))
 
 
+@pytest.mark.slow
 def test_the_shipped_schemas_are_what_the_operation_tables_build() -> None:
     folder = Path(protocol_schemas.__file__).parent
     built = build_schemas()
@@ -99,6 +100,7 @@ def recorded_session(monkeypatch: pytest.MonkeyPatch, target: str) -> list[tuple
     return exchanges
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", [REFERENCE, V1_ONLY])
 def test_every_line_of_a_real_session_validates(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
@@ -123,6 +125,7 @@ def test_every_line_of_a_real_session_validates(
         assert {protocol for protocol, op in ops if op != "hello"} == {PROTOCOL_VERSION}
 
 
+@pytest.mark.slow
 def test_the_durability_operations_validate_in_a_real_exchange(monkeypatch: pytest.MonkeyPatch) -> None:
     """The ops smoke does not send (flush, compact, corruption, repair), sent by
     the client to the reference server on its state directory."""

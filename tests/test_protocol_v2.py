@@ -152,6 +152,7 @@ def test_limits_become_the_targets_alphabet_and_notes() -> None:
 # -- bad version 2 messages ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bad_version_2_requests_are_protocol_errors_and_the_server_keeps_serving() -> None:
     lines = [
         {"id": 1, "op": "snapshot", "buffer": "b1"},  # a v2 op before a v2 hello: v1 has no such op
@@ -191,6 +192,7 @@ def test_the_servers_batched_journal_syncs_as_the_in_process_adapters() -> None:
 # -- real crashes ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_real_sigkill_while_idle_loses_nothing_that_returned(reference: SubprocessServer) -> None:
     buffer = remote(reference, BufferConfig(b"abc", durable=True))
     other = remote(reference, BufferConfig(b"xyz", durable=True))
@@ -208,12 +210,14 @@ def test_a_real_sigkill_while_idle_loses_nothing_that_returned(reference: Subpro
         other.rollback_to(token)
 
 
+@pytest.mark.slow
 def test_a_kill_before_the_request_is_sent_interrupts_it(reference: SubprocessServer) -> None:
     buffer = remote(reference, BufferConfig(b"abc", durable=True))
     assert buffer.run_with_crash(lambda: buffer.splice(0, 0, b"x"), 0, 0) is True
     assert (buffer.read(), buffer.depth()) == (b"abc", 0)
 
 
+@pytest.mark.slow
 def test_a_kill_after_the_reply_keeps_the_operation(reference: SubprocessServer) -> None:
     buffer = remote(reference, BufferConfig(b"abc", durable=True))
     assert buffer.run_with_crash(lambda: buffer.splice(0, 0, b"x"), 64, 0) is False  # 64 ms: the reply comes first
@@ -251,6 +255,7 @@ def test_the_crash_signal_is_a_base_exception() -> None:
     assert issubclass(ServerKilled, BaseException) and not issubclass(ServerKilled, Exception)
 
 
+@pytest.mark.slow
 def test_a_corrupt_journal_is_refused_after_a_real_restart_and_repaired(reference: SubprocessServer) -> None:
     buffer = remote(reference, BufferConfig(b"abc", durable=True))
     for insert in (b"1", b"2", b"3"):
@@ -263,6 +268,7 @@ def test_a_corrupt_journal_is_refused_after_a_real_restart_and_repaired(referenc
     assert buffer.corrupt_committed_record("second_writer") is False  # the writer lock refused the intruder
 
 
+@pytest.mark.slow
 def test_an_armed_fault_survives_a_restart_and_refuses_the_next_splice(reference: SubprocessServer) -> None:
     buffer = remote(reference, BufferConfig(b"abc", durable=True))
     buffer.arm_journal_fault()
@@ -276,6 +282,7 @@ def test_an_armed_fault_survives_a_restart_and_refuses_the_next_splice(reference
     assert buffer.read() == b"gabc"
 
 
+@pytest.mark.slow
 def test_batched_mode_loses_what_was_not_flushed_on_a_real_kill(reference: SubprocessServer) -> None:
     buffer = remote(reference, BufferConfig(b"", durable=True, durability="batched"))
     buffer.splice(0, 0, b"a")

@@ -60,6 +60,7 @@ def smoke_lines(target: object) -> tuple[int, list[str]]:
 # -- history_bound -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_one_policy_history_is_declared_at_the_hello_and_asked_only_its_policy() -> None:
     target = subprocess_target(fake("evict_oldest_only"))
     assert target.notes["protocol"] == PROTOCOL_VERSION_2_1
@@ -71,6 +72,7 @@ def test_a_one_policy_history_is_declared_at_the_hello_and_asked_only_its_policy
     assert any(line.startswith("ok    bounded") for line in lines), lines
 
 
+@pytest.mark.slow
 def test_the_same_server_over_version_2_cannot_say_it_and_is_asked_both_policies() -> None:
     """The gap 2.1 closes, kept visible: version 2 has nowhere to declare the bound."""
     target = subprocess_target(fake("evict_oldest_only", "v2"))
@@ -194,6 +196,7 @@ def test_a_bad_hello_timeout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None
 # -- smoke in the target's alphabet and limits ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_smoke_asks_a_target_in_its_declared_alphabet() -> None:
     """The fake answers an undocumented error for any byte outside x, y, z and a line break."""
     target = subprocess_target(fake("strict_alphabet"))
@@ -204,6 +207,7 @@ def test_smoke_asks_a_target_in_its_declared_alphabet() -> None:
     assert not any("insert=b'X" in line or "insert=b'a" in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_smoke_skips_and_names_a_step_over_the_declared_limits() -> None:
     target = subprocess_target(fake("tiny_limits"))
     status, lines = smoke_lines(target)

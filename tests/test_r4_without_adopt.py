@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from rollcert.stateful_tests.certify import certify_property
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.targets.adapter import Capability
@@ -21,6 +23,7 @@ def _without_adopt(target: Target) -> Target:
     return replace(target, capabilities=target.capabilities - {Capability.ADOPT})
 
 
+@pytest.mark.slow
 def test_a_correct_target_without_adopt_passes_r4_with_its_situations_reached() -> None:
     result = certify_property(_without_adopt(BUNDLED), "R4", PROFILES["quick"], 0)
     assert result.verdict == "passed", result.reason
@@ -28,6 +31,7 @@ def test_a_correct_target_without_adopt_passes_r4_with_its_situations_reached() 
     assert result.coverage["divergence_met"] > 0 and result.coverage["undo_above_write"] > 0
 
 
+@pytest.mark.slow
 def test_a_divergence_specimen_without_adopt_is_violated_on_r4() -> None:
     for name in ("no_divergence_check", "snapshot_jump"):
         result = certify_property(_without_adopt(resolve_target(f"specimen:{name}")), "R4", PROFILES["quick"], 0)

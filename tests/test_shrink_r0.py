@@ -9,6 +9,7 @@ The R6 finding is not lost: the certificate keeps it for R6, minimised for R6.
 
 from __future__ import annotations
 
+import pytest
 from _helpers import specimen_target
 from _helpers import violation_on
 
@@ -47,6 +48,7 @@ def test_r6s_counterexample_still_breaks_r6() -> None:
     assert "R6" in minimise(ROLLBACK, _crlf(), _met(), "R6").broken
 
 
+@pytest.mark.slow
 def test_the_r0_run_keeps_r6s_finding_for_r6() -> None:
     result = certify_property(_crlf(), "R0", PROFILES["quick"], 2)
     assert result.verdict == "violated" and result.counterexample is not None

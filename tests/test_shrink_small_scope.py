@@ -94,6 +94,7 @@ def violation_of(specimen: str, config: BufferConfig, operations: list[Operation
     return caught.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(DEAD_ENDS))
 def test_a_greedy_dead_end_reaches_the_known_minimal_length(case: str) -> None:
     specimen, config, operations, shortest = DEAD_ENDS[case]

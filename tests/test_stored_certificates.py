@@ -45,6 +45,7 @@ def write(path: Path, record: object) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("specimen", sorted(SPECIMENS))
 def test_a_certificate_read_back_renders_as_the_run_did(specimen: str) -> None:
     run = certified(specimen)

@@ -198,6 +198,7 @@ def _met_in_a_rollback(rule: Any, specimen: str, property_id: str, word: bytes) 
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("specimen", "property_id"),
     [
