@@ -224,22 +224,25 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
                 break
             if running:  # the entry it held took it down: that entry's verdict; the rest in a fresh worker
                 (name, property_id), = running
-                tally.add(EntryOutcome(name, property_id, result=entry_lost(directory, name, property_id, ended.reason, source.text)))
-                print(f"rollcert: corpus: {name} ({property_id}): its replay did not finish: {ended.reason}", file=sys.stderr)
+                lost = entry_lost(directory, name, property_id, ended.reason, source.text)
+                tally.add(EntryOutcome(name, property_id, result=lost))
+                print(visible(f"rollcert: corpus: {name} ({property_id}): its replay did not finish: {ended.reason}"),
+                      file=sys.stderr)
                 after = name
             elif finished:  # lost between entries: resume after the last one it finished
                 after = max(after, finished[-1])
             else:  # lost holding no entry, having finished none: nothing replayed is no pass
                 why = f"the corpus {directory} could not be replayed: {ended.reason}"
-                print(f"rollcert: corpus: {why}", file=sys.stderr)
+                print(visible(f"rollcert: corpus: {why}"), file=sys.stderr)
                 for property_id in property_ids:
                     tally.lose(property_id, _error_result(property_id, why))
                 break
         replayed = tally.replay()
         for warning in replayed.warnings:
-            print(f"rollcert: corpus: {warning}", file=sys.stderr)
+            print(visible(f"rollcert: corpus: {warning}"), file=sys.stderr)
         if replayed.warnings:
-            print(f"rollcert: corpus: {len(replayed.warnings)} skipped (said above; not a test of this target)", file=sys.stderr)
+            print(f"rollcert: corpus: {len(replayed.warnings)} skipped (said above; not a test of this target)",
+                  file=sys.stderr)
         return replayed
 
     return run

@@ -376,7 +376,10 @@ def entry_lost(directory: Path, name: str, property_id: str, why: str, target_te
     the SUT's process as ``error``, never ``violated`` — naming the file, and how
     to replay it; never a pass, and never dropped."""
     prop = PROPERTIES.get(property_id)
-    how = f"; replay it: rollcert replay {shlex.quote(target_text)} --trace \"$(cat {shlex.quote(str(directory / name))})\"" if target_text else ""
+    how = ""
+    if target_text:
+        trace = f"$(cat {shlex.quote(str(directory / name))})"
+        how = f'; replay it: rollcert replay {shlex.quote(target_text)} --trace "{trace}"'
     return PropertyResult(
         property_id, "error", prop.title if prop is not None else "",
         reason=f"from the corpus ({name}): its replay did not finish: {why}{how}",
