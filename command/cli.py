@@ -185,31 +185,91 @@ def corpus_directory(path: Path | None) -> Path | None:
 
 
 def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path, Any], Any]:
-    """Replays a corpus in a supervised worker (a target that crashes on a trace
-    takes down the worker, which is said, and the run goes on without the corpus)."""
+    """Replays a corpus in supervised workers, failing closed: each entry under a
+    deadline of its own (``--deadline``; the call timeout holds within it); an
+    entry that crashes the worker or overruns is its property's ``error``, naming
+    the file (:func:`~rollcert.stateful_tests.corpus.entry_lost`), and the
+    entries after it are replayed in a fresh worker. Every file skipped is said
+    on stderr, one line each, and counted in the certificate."""
 
     def run(directory: Path, property_ids: Any) -> Any:
         from rollcert.command.parallel import WorkerEnded
         from rollcert.command.parallel import run_supervised
-        from rollcert.stateful_tests.corpus import CorpusReplay
+        from rollcert.stateful_tests.corpus import CorpusTally
+        from rollcert.stateful_tests.corpus import EntryOutcome
+        from rollcert.stateful_tests.corpus import entry_lost
 
-        replayed = run_supervised(
-            partial(_replay_corpus_in_worker, source, directory, tuple(property_ids)), "the corpus replay",
-            in_process=in_process,
-        )
-        if isinstance(replayed, WorkerEnded):
-            return CorpusReplay(str(directory), {}, (f"the corpus was not replayed: {replayed.reason}",))
+        tally = CorpusTally(directory)
+        after = ""
+        running: list[tuple[str, str]] = []  # the entry the current worker holds, if any
+        finished: list[str] = []  # the entries the current worker finished
+
+        def on_note(payload: Any) -> None:
+            if isinstance(payload, EntryOutcome):
+                tally.add(payload)
+                running.clear()
+                if payload.name:
+                    finished.append(payload.name)
+            else:
+                running[:] = [payload]
+
+        while True:
+            running.clear()
+            finished.clear()
+            ended = run_supervised(
+                partial(_replay_corpus_in_worker, source, directory, tuple(property_ids), after), "the corpus replay",
+                in_process=in_process, on_note=on_note,
+            )
+            if not isinstance(ended, WorkerEnded):
+                break
+            if running:  # the entry it held took it down: that entry's verdict; the rest in a fresh worker
+                (name, property_id), = running
+                lost = entry_lost(directory, name, property_id, ended.reason, source.text)
+                tally.add(EntryOutcome(name, property_id, result=lost))
+                print(visible(f"rollcert: corpus: {name} ({property_id}): its replay did not finish: {ended.reason}"),
+                      file=sys.stderr)
+                after = name
+            elif finished:  # lost between entries: resume after the last one it finished
+                after = max(after, finished[-1])
+            else:  # lost holding no entry, having finished none: nothing replayed is no pass
+                why = f"the corpus {directory} could not be replayed: {ended.reason}"
+                print(visible(f"rollcert: corpus: {why}"), file=sys.stderr)
+                for property_id in property_ids:
+                    tally.lose(property_id, _error_result(property_id, why))
+                break
+        replayed = tally.replay()
         for warning in replayed.warnings:
-            print(f"rollcert: corpus: {warning}", file=sys.stderr)
+            print(visible(f"rollcert: corpus: {warning}"), file=sys.stderr)
+        if replayed.warnings:
+            print(f"rollcert: corpus: {len(replayed.warnings)} skipped (said above; not a test of this target)",
+                  file=sys.stderr)
         return replayed
 
     return run
 
 
-def _replay_corpus_in_worker(source: TargetSource, directory: Path, property_ids: tuple[str, ...], say: Say) -> Any:
-    from rollcert.stateful_tests.corpus import replay_corpus
+def _error_result(property_id: str, reason: str) -> Any:
+    from rollcert.model.properties import PROPERTIES
+    from rollcert.stateful_tests.verdicts import PropertyResult
 
-    return replay_corpus(source.resolve(), directory, property_ids)
+    prop = PROPERTIES.get(property_id)
+    return PropertyResult(property_id, "error", prop.title if prop is not None else "", reason=reason)
+
+
+def _replay_corpus_in_worker(
+    source: TargetSource, directory: Path, property_ids: tuple[str, ...], after: str, say: Say
+) -> None:
+    """The corpus replay's work in its worker: every entry's outcome goes to the
+    parent as soon as it is known (a note), so that a worker lost on a later
+    entry loses only that one."""
+    from rollcert.command.parallel import note
+    from rollcert.stateful_tests.corpus import replay_entries
+
+    target = source.resolve()
+    for outcome in replay_entries(
+        target, directory, property_ids, after=after, starting=lambda name, pid: note(say, (name, pid))
+    ):
+        note(say, outcome)
 
 
 def check_writable(*paths: Path | None) -> None:
@@ -430,7 +490,6 @@ def _certify_shard(args: argparse.Namespace) -> int:
     """``certify --shard I/N``: this shard's work units, written as a partial certificate."""
     from rollcert.command.parallel import certify_in_workers
     from rollcert.stateful_tests.certify import RoundRecord
-    from rollcert.stateful_tests.corpus import read_corpus
     from rollcert.stateful_tests.profiles import PROFILES
     from rollcert.stateful_tests.shards import Unit
     from rollcert.stateful_tests.shards import UnitResult
@@ -460,12 +519,16 @@ def _certify_shard(args: argparse.Namespace) -> int:
     property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
     mine = shard_units(property_ids, profile, index, count)
     corpus_record = None
+    from_corpus: dict[str, Any] = {}  # property -> PropertyReplay, for the properties whose first unit is here
     if corpus is not None:
-        _, warnings = read_corpus(corpus, target.name)
-        for warning in warnings:
-            print(f"rollcert: corpus: {warning}", file=sys.stderr)
-        corpus_record = {"directory": str(corpus), "skipped": len(warnings)}
-    run = partial(run_unit, corpus=corpus)
+        # Replayed here, supervised, before any unit runs (as certify does): an entry that
+        # crashes or hangs the target is its property's error naming the file, never dropped.
+        firsts = [unit.property_id for unit in mine if unit.round in (None, 0)]
+        replayed = corpus_replayer(source, in_process=args.in_process)(corpus, firsts)
+        from_corpus = dict(replayed.properties)
+        # Counted as every shard counts them (files no target can read), so that the partials agree.
+        corpus_record = {"directory": str(corpus), "skipped": replayed.unreadable}
+    run = run_unit
     done: dict[Unit, UnitResult] = {}
     skipped: list[Unit] = []
     # In waves by round, so that a round this shard's own earlier rounds make useless is skipped (shards.needed).
@@ -473,6 +536,10 @@ def _certify_shard(args: argparse.Namespace) -> int:
         todo = []
         for unit in mine:
             if (-1 if unit.round is None else unit.round) != wave:
+                continue
+            found = from_corpus.get(unit.property_id) if unit.round in (None, 0) else None
+            if found is not None and found.result is not None:  # decided by the corpus: the machine does not run
+                done[unit] = UnitResult(unit, found.result, RoundRecord(), (found.replayed, found.failed))
                 continue
             if needed(unit, [d for u, d in done.items() if u.property_id == unit.property_id]):
                 todo.append(unit)
@@ -491,6 +558,9 @@ def _certify_shard(args: argparse.Namespace) -> int:
             outcome = ran[unit.name]
             if isinstance(outcome, PropertyResult):  # the unit's worker died: an error, which ends the property
                 outcome = UnitResult(unit, replace(outcome, property_id=unit.property_id), RoundRecord())
+            found = from_corpus.get(unit.property_id) if unit.round in (None, 0) else None
+            if found is not None:
+                outcome = replace(outcome, corpus=(found.replayed, found.failed))
             if args.reproducible:
                 outcome.result.make_reproducible()
             done[unit] = outcome

@@ -530,8 +530,20 @@ class WorkerEnded:
     reason: str
 
 
+def note(say: Say, payload: object) -> None:
+    """From inside a supervised ``work``: hand ``payload`` (anything that pickles)
+    to the supervisor's ``on_note`` at once, and start the deadline anew (see
+    :func:`run_supervised`). What a work of many pieces uses so that each piece
+    has a deadline of its own, and so that what it finished survives the loss of
+    its worker on a later piece."""
+    send = getattr(say, "note", None)
+    if send is not None:
+        send(payload)
+
+
 def run_supervised(
-    work: Callable[[Say], Result], doing: str, *, in_process: bool = False, deadline: float | None = None
+    work: Callable[[Say], Result], doing: str, *, in_process: bool = False, deadline: float | None = None,
+    on_note: Callable[[Any], None] | None = None,
 ) -> Result | WorkerEnded:
     """``work(say)`` in a worker process of its own; what it returned, or why it has none.
 
@@ -552,14 +564,18 @@ def run_supervised(
     protocol servers it started, and the answer is a :class:`WorkerEnded` naming
     the deadline. Ctrl-C reaches this process: the ``KeyboardInterrupt`` raised
     here stops the worker. ``in_process`` runs ``work`` in this process
-    instead, for a debugger (no deadline can then be enforced from outside)."""
+    instead, for a debugger (no deadline can then be enforced from outside).
+
+    Each :func:`note` the work sends is given to ``on_note`` here, in order,
+    and restarts the deadline: with notes, ``deadline`` bounds each piece of
+    the work (a corpus entry), not the whole (a corpus of any size)."""
     import time
 
     from rollcert.stateful_tests.judge import watching_for_ctrl_c
 
     if in_process:
         with watching_for_ctrl_c():  # a KeyboardInterrupt the target raises is judged, as in the worker
-            return work(_say_here)
+            return work(_SayHere(on_note))
     context = _supervising_context()
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(  # type: ignore[attr-defined]
@@ -591,6 +607,10 @@ def run_supervised(
                 worker.server_groups.append(payload)
             elif kind == "say":
                 _say_here(payload)
+            elif kind == "note":
+                worker.started = time.monotonic()
+                if on_note is not None:
+                    on_note(payload)
             elif kind == "usage":
                 raise UsageError(payload)
             elif kind == "failed":
@@ -632,6 +652,20 @@ def _say_here(text: str) -> None:
     print(text, flush=True)  # flushed: the worker's own writes to the same stdout come after it
 
 
+class _SayHere:
+    """``say`` for a work run in this process: lines printed, notes handed over."""
+
+    def __init__(self, on_note: Callable[[Any], None] | None) -> None:
+        self._on_note = on_note
+
+    def __call__(self, text: str) -> None:
+        _say_here(text)
+
+    def note(self, payload: object) -> None:
+        if self._on_note is not None:
+            self._on_note(payload)
+
+
 class _SayToParent:
     """The worker's ``say``: the line travels to the parent, after whatever the
     target printed so far (flushed first, so that the order is a serial run's)."""
@@ -642,6 +676,9 @@ class _SayToParent:
     def __call__(self, text: str) -> None:
         _flush_standard_streams()
         self._connection.send(("say", text))
+
+    def note(self, payload: object) -> None:
+        self._connection.send(("note", payload))
 
 
 def _flush_standard_streams() -> None:

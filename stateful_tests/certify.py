@@ -492,7 +492,9 @@ def certify(
     With a ``corpus`` directory (:mod:`rollcert.stateful_tests.corpus`) its traces
     are replayed first (here, or by ``replay_corpus_with``): a property with a
     trace that still fails is violated at once and its machine does not run;
-    the others run as without a corpus. Every counterexample found is then
+    so is one with a trace whose replay crashed, hung or could not be judged,
+    which is ``error`` or ``unknown`` naming the file (the corpus fails
+    closed); the others run as without a corpus. Every counterexample found is then
     added to the corpus."""
     chosen = PROFILES[profile]
     property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]

@@ -23,6 +23,15 @@ of them, each checked field by field by :func:`~rollcert.stateful_tests.traces.p
 nothing in one is ever executed or imported. A file that cannot be read — another
 release's schema, a truncated download, a hand edit — is skipped with a warning,
 never a crash and never a verdict.
+
+The replay fails closed: a trace that fails, crashes, hangs or cannot be judged
+is never a pass. One whose replay raised, timed out or broke the adapter is
+``error``; one the judge's bounds left undecided is ``unknown``; each names its
+file. The entries are streamed, one file read, replayed and let go at a time
+(:func:`replay_entries`), each outcome handed on as it is known, so that a
+supervisor (``rollcert.command.cli.corpus_replayer``) gives every entry a
+deadline of its own and, when one takes its worker process down, makes that
+entry ``error`` (:func:`entry_lost`) and replays the rest in a fresh worker.
 """
 
 from __future__ import annotations
@@ -30,8 +39,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import stat
 from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -51,8 +63,10 @@ from rollcert.stateful_tests.traces import parse_trace
 from rollcert.stateful_tests.traces import trace_json
 from rollcert.stateful_tests.verdicts import Counterexample
 from rollcert.stateful_tests.verdicts import PropertyResult
+from rollcert.targets.adapter import HarnessError
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import describe_exception
+from rollcert.targets.adapter import exception_message
 
 #: A corpus file larger than this is not a counterexample (the trace bounds allow
 #: 10 000 operations; real ones have a handful).
@@ -93,6 +107,8 @@ class CorpusReplay:
     directory: str
     properties: dict[str, PropertyReplay] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    #: Of the warnings, the files no target could read (the same for every shard of a run).
+    unreadable: int = 0
 
 
 @dataclass(frozen=True)
@@ -160,11 +176,12 @@ def add_counterexample(directory: Path, counterexample: Counterexample, target_n
     return True
 
 
-def read_corpus(directory: Path, target_name: str) -> tuple[list[CorpusEntry], list[str]]:
-    """The entries of ``directory`` that belong to ``target_name``, in name order,
-    and a warning per file skipped. A missing directory is an empty corpus (the
-    first run of a gate)."""
-    warnings: list[str] = []
+def list_corpus(directory: Path) -> tuple[list[str], list[str]]:
+    """The names of the trace files of ``directory``, in name order (the order
+    every replay follows, so that a replay lost part-way resumes after the
+    entry it lost), at most :data:`MAX_FILES`, and a warning per thing left
+    out. A missing directory is an empty corpus (the first run of a gate).
+    Only names: a file is opened when its turn comes."""
     try:
         names = sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
     except FileNotFoundError:
@@ -172,8 +189,19 @@ def read_corpus(directory: Path, target_name: str) -> tuple[list[CorpusEntry], l
     except OSError as error:
         return [], [f"cannot list the corpus {directory}: {error.strerror}"]
     if len(names) > MAX_FILES:
-        warnings.append(f"the corpus {directory} holds {len(names)} traces; only the first {MAX_FILES} are read")
-        names = names[:MAX_FILES]
+        left_out = len(names) - MAX_FILES
+        return names[:MAX_FILES], [
+            f"the corpus {directory} holds {len(names)} traces; only the first {MAX_FILES} are read, "
+            f"{left_out} left out (from {names[MAX_FILES]})"
+        ]
+    return names, []
+
+
+def read_corpus(directory: Path, target_name: str) -> tuple[list[CorpusEntry], list[str]]:
+    """The entries of ``directory`` that belong to ``target_name``, in name order,
+    and a warning per file skipped. Every trace is held at once: for tools and
+    tests; a replay streams them (:func:`replay_entries`)."""
+    names, warnings = list_corpus(directory)
     entries = []
     for name in names:
         try:
@@ -214,41 +242,162 @@ def _read_entry(path: Path) -> CorpusEntry:
     return CorpusEntry(path.name, property_id, target, text, len(operations))
 
 
+@dataclass(frozen=True)
+class EntryOutcome:
+    """What one corpus file gave, small enough to send from a worker process.
+
+    ``result`` is set when the trace did not pass: ``violated`` (it still
+    fails), ``error`` (its replay crashed, hung or broke the adapter) or
+    ``unknown`` (the judge's budget ran out on it) — never a pass, never
+    dropped. ``skipped`` says why a file is no test of this target (unreadable,
+    another target's, a capability it lacks): a warning, not a verdict. A file
+    of another target, or of a property not asked for, gives no outcome."""
+
+    name: str
+    property_id: str = ""
+    length: int = 0
+    result: PropertyResult | None = None
+    skipped: str = ""
+
+
+def replay_entries(
+    target: Target, directory: Path, property_ids: Sequence[str], *, after: str = "",
+    starting: Callable[[str, str], None] | None = None,
+) -> Iterator[EntryOutcome]:
+    """Replay, one file at a time, the traces of ``directory`` named after
+    ``after`` that belong to ``target`` and to one of ``property_ids``.
+
+    Streamed: a file is read, parsed, replayed and let go before the next is
+    opened, so memory does not grow with the corpus. ``starting(name,
+    property_id)`` is told before each trace runs: a supervisor that loses the
+    process running it (a crash, a hang killed at its deadline) then knows the
+    one entry to blame, and resumes after it (``after``)."""
+    names, warnings = list_corpus(directory)
+    for warning in warnings:
+        yield EntryOutcome("", skipped=warning)
+    for name in names:
+        if name <= after:
+            continue
+        try:
+            entry = _read_entry(directory / name)
+        except (OSError, ValueError, TypeError, UnicodeDecodeError) as error:
+            yield EntryOutcome(name, skipped=f"skipped the corpus file {name}: {error}")
+            continue
+        if entry.target != target.name or entry.property_id not in property_ids:
+            continue
+        if starting is not None:
+            starting(entry.name, entry.property_id)
+        outcome = _replay_entry(target, entry)
+        if isinstance(outcome, str):
+            yield EntryOutcome(name, entry.property_id, entry.length, skipped=f"skipped the corpus file {name}: {outcome}")
+        else:
+            yield EntryOutcome(name, entry.property_id, entry.length, result=outcome)
+
+
+class CorpusTally:
+    """A corpus replay summed up as its outcomes arrive (from a generator here,
+    or one by one from a worker process): per property, the traces run, those
+    that did not pass, and the result that stands for them — the shortest trace
+    that still fails (``violated``) if any, else the first that could not be
+    judged (``error``, then ``unknown``). Holds that one result per property,
+    never the traces that passed."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._counts: dict[str, list[int]] = {}
+        self._chosen: dict[str, tuple[tuple[int, int, str], PropertyResult]] = {}
+        self.warnings: list[str] = []
+        self._unreadable = 0
+
+    def add(self, outcome: EntryOutcome) -> None:
+        if outcome.skipped:
+            self.warnings.append(outcome.skipped)
+            self._unreadable += not outcome.property_id
+            return
+        tally = self._counts.setdefault(outcome.property_id, [0, 0])
+        tally[0] += 1
+        if outcome.result is None:
+            return
+        tally[1] += 1
+        result = outcome.result
+        rank = (_VERDICT_RANK.get(result.verdict, len(_VERDICT_RANK)), _steps(result, outcome.length), outcome.name)
+        held = self._chosen.get(outcome.property_id)
+        if held is None or rank < held[0]:
+            self._chosen[outcome.property_id] = (rank, result)
+
+    def decided(self, property_id: str) -> bool:
+        return property_id in self._chosen
+
+    def replay(self) -> CorpusReplay:
+        replays = {
+            pid: PropertyReplay(replayed, failed, self._chosen[pid][1] if pid in self._chosen else None)
+            for pid, (replayed, failed) in self._counts.items()
+        }
+        for pid, (_, result) in self._chosen.items():  # decided with no trace run: the whole replay was lost
+            replays.setdefault(pid, PropertyReplay(0, 0, result))
+        return CorpusReplay(str(self.directory), replays, tuple(self.warnings), self._unreadable)
+
+    def lose(self, property_id: str, result: PropertyResult) -> None:
+        """``result`` stands for ``property_id``, whose traces could not all be run."""
+        if property_id not in self._chosen:
+            self._chosen[property_id] = ((len(_VERDICT_RANK), 0, ""), result)
+
+
+def fold_outcomes(directory: Path, outcomes: Iterable[EntryOutcome]) -> CorpusReplay:
+    """The corpus replay of ``outcomes`` (:class:`CorpusTally`)."""
+    tally = CorpusTally(directory)
+    for outcome in outcomes:
+        tally.add(outcome)
+    return tally.replay()
+
+
+#: Which corpus result stands for a property when several traces did not pass.
+_VERDICT_RANK = {"violated": 0, "error": 1, "unknown": 2}
+
+
+def _steps(result: PropertyResult, length: int) -> int:
+    return len(result.counterexample.steps) if result.counterexample is not None else length
+
+
 def replay_corpus(target: Target, directory: Path, property_ids: Sequence[str]) -> CorpusReplay:
     """Replay the traces of ``directory`` that belong to ``target`` and to one of
-    ``property_ids``: per property, the counts and the shortest trace that still
-    fails as a ``violated`` result "from the corpus". A trace this target cannot
-    run (it lacks the capability, a step it could never be given) is skipped
-    with a warning; so is one whose replay broke the adapter — the machines,
-    which run next, judge the adapter."""
-    entries, warnings = read_corpus(directory, target.name)
-    chosen = [entry for entry in entries if entry.property_id in property_ids]
-    replays: dict[str, PropertyReplay] = {}
-    for property_id in property_ids:
-        mine = [entry for entry in chosen if entry.property_id == property_id]
-        if not mine:
-            continue
-        replayed, failures = 0, []
-        for entry in mine:
-            outcome = _replay_entry(target, entry)
-            if isinstance(outcome, str):
-                warnings.append(f"skipped the corpus file {entry.name}: {outcome}")
-                continue
-            replayed += 1
-            if outcome is not None:
-                failures.append((len(outcome.counterexample.steps) if outcome.counterexample else 0, entry.name, outcome))
-        shortest = min(failures, key=lambda f: (f[0], f[1]))[2] if failures else None
-        replays[property_id] = PropertyReplay(replayed, len(failures), shortest)
-    return CorpusReplay(str(directory), replays, tuple(warnings))
+    ``property_ids``, here: per property, the counts and the result of the traces
+    that did not pass (:func:`fold_outcomes`). A trace this target cannot run
+    (it lacks the capability, a step it could never be given) is skipped with a
+    warning; one whose replay raised, timed out or could not be judged is not
+    (:func:`_replay_entry`). A crash of this process is its caller's to
+    supervise (``rollcert.command.cli.corpus_replayer``)."""
+    return fold_outcomes(directory, replay_entries(target, directory, property_ids))
+
+
+def entry_lost(directory: Path, name: str, property_id: str, why: str, target_text: str = "") -> PropertyResult:
+    """The result of a corpus trace whose replay took its process down or ran
+    past its deadline (``why``): ``error`` — SPEC §6 scores a crash or a hang of
+    the SUT's process as ``error``, never ``violated`` — naming the file, and how
+    to replay it; never a pass, and never dropped."""
+    prop = PROPERTIES.get(property_id)
+    how = ""
+    if target_text:
+        trace = f"$(cat {shlex.quote(str(directory / name))})"
+        how = f'; replay it: rollcert replay {shlex.quote(target_text)} --trace "{trace}"'
+    return PropertyResult(
+        property_id, "error", prop.title if prop is not None else "",
+        reason=f"from the corpus ({name}): its replay did not finish: {why}{how}",
+    )
 
 
 def _replay_entry(target: Target, entry: CorpusEntry) -> PropertyResult | str | None:
-    """``None``: the trace passes; a result: it fails; text: why it could not run."""
+    """``None``: the trace passes; a result: it did not (``violated``, ``error``,
+    ``unknown``); text: why it is no test of this target (a warning)."""
     family, config, operations = parse_trace(entry.trace)
     prop = PROPERTIES[entry.property_id]
     missing = family.required_capabilities(entry.property_id) - target.capabilities
     if missing:
         return f"the target lacks the capability: {', '.join(sorted(c.value for c in missing))}"
+
+    def undecided(verdict: str, why: str) -> PropertyResult:
+        return PropertyResult(entry.property_id, verdict, prop.title, reason=f"from the corpus ({entry.name}): {why}")
+
     try:
         replay(family, target, config, operations)
     except Violation as violation:
@@ -263,16 +412,18 @@ def _replay_entry(target: Target, entry: CorpusEntry) -> PropertyResult | str | 
             entry.property_id, "violated", prop.title, counterexample=counterexample,
             reason=f"from the corpus ({entry.name}): {violation.explanation}",
         )
-    except Unjudgeable as reason:
-        return f"the judge could not decide it: {reason}"
+    except Unjudgeable as reason:  # the judge's budget ran out on it: SPEC §6's unknown
+        return undecided("unknown", f"the judge could not decide it: {reason}")
     except NotGenerable as error:
         return f"not a trace this target can run: {error}"
     except KeyboardInterrupt:
         if interrupted_by_user():
             raise
-        return "the replay was interrupted by the target"
-    except Exception as error:  # the adapter broke on it; the machines judge the adapter next
-        return f"the replay broke: {describe_exception(error)}"
+        return undecided("error", "the replay was interrupted by the target")
+    except HarnessError as error:  # a call that timed out, a server that died or broke the protocol
+        return undecided("error", f"the adapter or the SUT broke: {exception_message(error)}")
+    except BaseException as error:  # the adapter raised; as the machines judge it, an error
+        return undecided("error", f"the adapter raised {describe_exception(error)}")
     return None
 
 
