@@ -54,6 +54,7 @@ from rollcert.targets.adapter import Target
 if TYPE_CHECKING:
     from rollcert.command.parallel import Say
     from rollcert.command.parallel import TargetSource
+    from rollcert.command.parallel import WorkerEnded
     from rollcert.command.parallel import WorkerLimits
     from rollcert.stateful_tests.corpus import CorpusReplay
 
@@ -202,7 +203,7 @@ def _supervision(deadline: object, call_timeout: object, memory_limit: object, n
 # -- the target's work, in supervised workers ----------------------------------------------------
 
 
-def _supervised(work: Callable[[Say], Result], doing: str, deadline: float) -> Result | str:
+def _supervised(work: Callable[[Say], Result], doing: str, deadline: float) -> Result | WorkerEnded:
     """``work`` in a supervised worker (:func:`~rollcert.command.parallel.run_supervised`);
     what it returned, or why there is nothing — the deadline, the worker's
     death — with what the worker was doing then (its last ``say``)."""
@@ -212,7 +213,7 @@ def _supervised(work: Callable[[Say], Result], doing: str, deadline: float) -> R
     doing_now = ["starting"]
     done = run_supervised(work, doing, deadline=deadline, hear=doing_now.append)
     if isinstance(done, WorkerEnded):
-        return f"{done.reason}; the worker was {doing_now[-1]}"
+        return WorkerEnded(f"{done.reason}; the worker was {doing_now[-1]}")
     return done
 
 
@@ -220,6 +221,7 @@ def _import_supervised(source: TargetSource, supervision: Supervision) -> str | 
     """Import and build the target in a supervised worker: ``None`` when it could,
     else why not (it hung past the deadline, or crashed its worker). A target that
     does not resolve is a :class:`pytest.UsageError`, as it always was."""
+    from rollcert.command.parallel import WorkerEnded
     from rollcert.targets.adapter import UsageError
 
     try:
@@ -227,7 +229,7 @@ def _import_supervised(source: TargetSource, supervision: Supervision) -> str | 
                            supervision.supervised_deadline())
     except UsageError as error:
         raise pytest.UsageError(f"--rollcert-target {source.text!r}: {error}") from None
-    return done if isinstance(done, str) else None
+    return done.reason if isinstance(done, WorkerEnded) else None
 
 
 def _build_in_worker(source: TargetSource, say: Say) -> None:
@@ -294,11 +296,13 @@ def _certify_property_supervised(
     where: Target | TargetSource, property_id: str, profile: str, seed: int, supervision: Supervision,
     corpus: Path | None,
 ) -> PropertyResult:
+    from rollcert.command.parallel import WorkerEnded
+
     done = _supervised(
         partial(_certify_in_worker, where, property_id, profile, seed, supervision.limits(), corpus),
         f"certifying {property_id}", supervision.property_deadline(profile),
     )
-    return _ended(property_id, done) if isinstance(done, str) else done
+    return _ended(property_id, done.reason) if isinstance(done, WorkerEnded) else done
 
 
 def _certify_forked(
@@ -317,12 +321,14 @@ def _replay_corpus_supervised(
     replay, the gate fails: a test must not pass on a replay that hung."""
     import sys
 
+    from rollcert.command.parallel import WorkerEnded
+
     done = _supervised(
         partial(_replay_corpus_in_worker, where, directory, tuple(property_ids)), "the corpus replay",
         supervision.supervised_deadline(),
     )
-    if isinstance(done, str):
-        pytest.fail(f"rollcert: the corpus {directory} was not replayed: {done}", pytrace=False)
+    if isinstance(done, WorkerEnded):
+        pytest.fail(f"rollcert: the corpus {directory} was not replayed: {done.reason}", pytrace=False)
     for warning in done.warnings:
         print(f"rollcert: corpus: {warning}", file=sys.stderr)
     return done
@@ -639,20 +645,20 @@ class UnitItem(PropertyItem):
     def setup(self) -> None:
         import json
 
+        from rollcert.command.parallel import WorkerEnded
         from rollcert.stateful_tests.shards import read_unit
 
         profile = self.config.getoption("rollcert_profile")
         _record_run(self, profile)
         supervision = self.config.stash[_SUPERVISION]
-        property_id = self.name.split("::", 1)[0]
         unbuilt = _unbuilt(self)
-        done = unbuilt if unbuilt is not None else _supervised(
+        done = WorkerEnded(unbuilt) if unbuilt is not None else _supervised(
             partial(_run_unit_in_worker, _source(self.config), self.name, profile, self.config.getoption("rollcert_seed"),
                     supervision.limits(), _corpus(self.config)),
             f"the work unit {self.name}", supervision.property_deadline(profile),
         )
-        if isinstance(done, str):  # no result: the item errors, and the merge says a unit is missing
-            self.result = _ended(property_id, done)
+        if isinstance(done, WorkerEnded):  # no result: the item errors, and the merge says a unit is missing
+            self.result = _ended(self.name.split("::", 1)[0], done.reason)
         else:
             self.user_properties.append(("rollcert_unit", done))
             self.result = read_unit(json.loads(done)).result
