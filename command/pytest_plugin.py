@@ -176,13 +176,15 @@ class Supervision:
 def _supervision(deadline: object, call_timeout: object, memory_limit: object, names: tuple[str, str, str]) -> Supervision:
     """The limits checked as the command line checks ``--deadline``, ``--call-timeout``
     and ``--memory-limit`` (one definition of a valid value, in ``cli``); ``names``
-    spell them in the usage error, and ``$ROLLCERT_DEADLINE`` is checked too."""
+    spell them in the usage error; ``$ROLLCERT_DEADLINE`` and ``$ROLLCERT_CALL_TIMEOUT``
+    are checked too (as ``rollcert`` checks them before any command runs)."""
     import argparse
 
     from rollcert.command.cli import non_negative_seconds
     from rollcert.command.cli import positive_seconds
     from rollcert.command.cli import whole_number
     from rollcert.command.parallel import chosen_deadline
+    from rollcert.stateful_tests.judge import call_timeout as inherited_call_timeout
     from rollcert.targets.adapter import UsageError
 
     checked: list[Any] = []
@@ -195,6 +197,7 @@ def _supervision(deadline: object, call_timeout: object, memory_limit: object, n
             raise pytest.UsageError(f"{name.rstrip('=')}: {error}") from None
     try:
         chosen_deadline(0.0)
+        inherited_call_timeout()
     except UsageError as error:
         raise pytest.UsageError(str(error)) from None
     return Supervision(*checked)

@@ -130,3 +130,10 @@ def test_an_item_and_a_gate_whose_target_crashes_the_worker_are_red(hostile: pyt
 def test_bad_limits_are_usage_errors(values: tuple[str | None, str | None, str | None], message: str) -> None:
     with pytest.raises(pytest.UsageError, match=message):
         _supervision(*values, ("--rollcert-deadline", "--rollcert-call-timeout", "--rollcert-memory-limit"))
+
+
+@pytest.mark.parametrize("variable", ["ROLLCERT_DEADLINE", "ROLLCERT_CALL_TIMEOUT"])
+def test_a_bad_limit_in_the_environment_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.setenv(variable, "soon")
+    with pytest.raises(pytest.UsageError, match=f"\\${variable} must be a"):
+        _supervision(None, None, None, ("deadline=", "call_timeout=", "memory_limit="))
