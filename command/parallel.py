@@ -316,6 +316,7 @@ def certify_in_workers_or_here(
     isolate: bool = False,
     memory_limit: int | None = None,
     deadline: float | None = None,
+    call_timeout: float | None = None,
     **options: Any,
 ) -> CertificateData:
     """:func:`rollcert.stateful_tests.certify.certify` (which takes ``options``), in
@@ -342,7 +343,11 @@ def certify_in_workers_or_here(
     ``deadline`` (seconds; only with worker processes; default by profile,
     :data:`DEFAULT_DEADLINES`) is each property's wall-clock limit, enforced by
     this process: past it the property is ``error`` and its worker's process
-    group is killed."""
+    group is killed.
+
+    ``call_timeout`` (seconds; only with worker processes) is set in each worker,
+    where ``None`` leaves it as inherited (``$ROLLCERT_CALL_TIMEOUT``, else 60):
+    see :class:`WorkerLimits`."""
     from rollcert.model.properties import ALL_PROPERTY_IDS
     from rollcert.stateful_tests.certify import certify
     from rollcert.stateful_tests.certify import certify_property
@@ -357,7 +362,8 @@ def certify_in_workers_or_here(
                     "certify(jobs > 1 or isolate) re-resolves the target in each worker: give source=TargetSource(...)"
                 )
             source = TargetSource(target_text)
-        run_property = certify_property if memory_limit is None else partial(_certify_within, memory_limit)
+        limits = WorkerLimits(memory_limit, call_timeout)
+        run_property = certify_property if limits == WorkerLimits() else partial(_certify_within, limits)
         chosen_source = source
 
         def runner(ids: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
@@ -368,18 +374,40 @@ def certify_in_workers_or_here(
     return certify(target, run_properties=runner, **options)
 
 
+@dataclass(frozen=True)
+class WorkerLimits:
+    """What a worker process sets on itself before it runs the target: the cap on
+    its address space (``--memory-limit``, bytes, ``RLIMIT_AS``: the worker is the
+    only process it binds) and the call timeout (``--call-timeout``, seconds;
+    ``None`` leaves ``$ROLLCERT_CALL_TIMEOUT`` as inherited). Set in the worker
+    rather than inherited from this process's environment: a forkserver holds the
+    environment it was started with, so a second run in the same process (a pytest
+    session with two gates) would otherwise get the first run's timeout."""
+
+    memory_limit: int | None = None
+    call_timeout: float | None = None
+
+    def apply(self) -> None:
+        import os
+        import resource
+
+        from rollcert.stateful_tests.judge import CALL_TIMEOUT_VARIABLE
+
+        if self.call_timeout is not None:
+            os.environ[CALL_TIMEOUT_VARIABLE] = repr(self.call_timeout)
+        if self.memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
+
+
 def _certify_within(
-    memory_limit: int, target: Target, property_id: str, profile: Profile, seed: int, *,
+    limits: WorkerLimits, target: Target, property_id: str, profile: Profile, seed: int, *,
     progress: ProgressSink | None = None,
 ) -> PropertyResult:
-    """``certify_property`` in a worker process whose address space is capped
-    at ``memory_limit`` bytes (``RLIMIT_AS``; the worker is the only process it
-    binds). Module-level, so that it travels to the worker by reference."""
-    import resource
-
+    """``certify_property`` in a worker process within ``limits``. Module-level,
+    so that it travels to the worker by reference."""
     from rollcert.stateful_tests.certify import certify_property
 
-    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    limits.apply()
     return certify_property(target, property_id, profile, seed, progress=progress)
 
 
@@ -544,6 +572,7 @@ def note(say: Say, payload: object) -> None:
 def run_supervised(
     work: Callable[[Say], Result], doing: str, *, in_process: bool = False, deadline: float | None = None,
     on_note: Callable[[Any], None] | None = None,
+    hear: Say | None = None,
 ) -> Result | WorkerEnded:
     """``work(say)`` in a worker process of its own; what it returned, or why it has none.
 
@@ -568,14 +597,18 @@ def run_supervised(
 
     Each :func:`note` the work sends is given to ``on_note`` here, in order,
     and restarts the deadline: with notes, ``deadline`` bounds each piece of
-    the work (a corpus entry), not the whole (a corpus of any size)."""
+    the work (a corpus entry), not the whole (a corpus of any size).
+
+    ``hear``, when given, takes each ``say(text)`` instead of printing it (the
+    pytest plugin keeps the last as what the worker was doing, to name it if
+    the worker never reports)."""
     import time
 
     from rollcert.stateful_tests.judge import watching_for_ctrl_c
 
     if in_process:
         with watching_for_ctrl_c():  # a KeyboardInterrupt the target raises is judged, as in the worker
-            return work(_SayHere(on_note))
+            return work(_SayHere(on_note, hear))
     context = _supervising_context()
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(  # type: ignore[attr-defined]
@@ -606,7 +639,7 @@ def run_supervised(
                 assert worker.server_groups is not None
                 worker.server_groups.append(payload)
             elif kind == "say":
-                _say_here(payload)
+                (hear or _say_here)(payload)
             elif kind == "note":
                 worker.started = time.monotonic()
                 if on_note is not None:
@@ -643,6 +676,13 @@ def _supervising_context() -> BaseContext:
     return _context()
 
 
+def forks_here() -> bool:
+    """Whether :func:`run_supervised`'s worker is a plain fork of this process now,
+    so that its ``work`` may hold what does not pickle (a ``Target`` object's
+    closures): see :func:`_supervising_context`."""
+    return _supervising_context().get_start_method() == "fork"
+
+
 def _say_here(text: str) -> None:
     """Print a worker's line: each line with the terminal's escaping (it may quote
     the target: a name, an error kind, a message), the line breaks kept."""
@@ -655,11 +695,12 @@ def _say_here(text: str) -> None:
 class _SayHere:
     """``say`` for a work run in this process: lines printed, notes handed over."""
 
-    def __init__(self, on_note: Callable[[Any], None] | None) -> None:
+    def __init__(self, on_note: Callable[[Any], None] | None, hear: Say | None = None) -> None:
         self._on_note = on_note
+        self._hear = hear or _say_here
 
     def __call__(self, text: str) -> None:
-        _say_here(text)
+        self._hear(text)
 
     def note(self, payload: object) -> None:
         if self._on_note is not None:
