@@ -29,6 +29,8 @@ from pathlib import Path
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
 REGENERATE = "python docs/certifications/regenerate.py"
+#: The longest counterexample a documented finding may have.
+MAX_COUNTEREXAMPLE_STEPS = 8
 
 MARKER = re.compile(
     r"<!-- certificate: (?P<target>\S+) profile=(?P<profile>\w+) seed=(?P<seed>\d+) -->\n(?P<body>.*?)<!-- end certificate -->",

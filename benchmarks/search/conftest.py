@@ -17,6 +17,6 @@ import sys
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
-for _folder in (str(_ROOT), str(_ROOT / "tests")):
+for _folder in (str(_ROOT),):
     if _folder not in sys.path:
         sys.path.insert(0, _folder)

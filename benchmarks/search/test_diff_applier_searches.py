@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from _helpers import MAX_COUNTEREXAMPLE_STEPS
-from _helpers import Documented
-from _helpers import documented_certificates
 
+from benchmarks.documented_verdicts import MAX_COUNTEREXAMPLE_STEPS
+from benchmarks.documented_verdicts import Documented
+from benchmarks.documented_verdicts import documented_certificates
 from benchmarks.search._searched import certificate_of
 from benchmarks.search._searched import certified_as_documented
 from rollcert.model.diffs import DiffModelState
