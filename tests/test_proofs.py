@@ -298,13 +298,13 @@ def test_prove_writes_json_and_shows_counterexamples(tmp_path: Path, capsys: pyt
 
 def test_prove_rejects_an_unknown_obligation(capsys: pytest.CaptureFixture[str]) -> None:
     assert rollcert_main(["prove", "--only", "no-such-obligation"]) == 3
-    assert "no obligation named" in capsys.readouterr().err
+    assert "no obligation or check named" in capsys.readouterr().err
 
 
 def test_unknown_on_a_theorem_is_a_failure(capsys: pytest.CaptureFixture[str]) -> None:
-    """Out of budget means UNKNOWN and exit 1, never PROVED."""
+    """Out of budget means UNKNOWN and exit 2 (not settled), never PROVED, never 0."""
     starved = check(obligation_named("lifo-rollback-unrolled-5"), timeout_seconds=0.001)
     assert starved.verdict == "UNKNOWN"
     assert not starved.passed
-    assert rollcert_main(["prove", "--only", "lifo-rollback-unrolled-5", "--timeout", "0.001"]) == 1
+    assert rollcert_main(["prove", "--only", "lifo-rollback-unrolled-5", "--timeout", "0.001"]) == 2
     assert "UNKNOWN" in capsys.readouterr().out
