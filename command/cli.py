@@ -904,8 +904,8 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _configure_prove(parser: argparse.ArgumentParser) -> None:
-    from rollcert.proofs.refinement import DEFAULT_DEPTH
     from rollcert.proofs.runner import DEFAULT_TIMEOUT_SECONDS
+    from rollcert.stateful_tests.refinement import DEFAULT_DEPTH
 
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON to PATH")
     parser.add_argument("--show-counterexamples", action="store_true", help="print each refutation's decoded counterexample")
@@ -925,19 +925,18 @@ def _configure_prove(parser: argparse.ArgumentParser) -> None:
 
 
 def _prove(args: argparse.Namespace) -> int:
-    from rollcert.proofs.report import list_obligations
-    from rollcert.proofs.report import obligation_names
-    from rollcert.proofs.report import prove
+    from rollcert.command.prove import check_names
+    from rollcert.command.prove import list_checks
+    from rollcert.command.prove import prove
+    from rollcert.stateful_tests.refinement import RefinementBounds
 
-    unknown = [name for name in args.only or [] if name not in obligation_names()]
+    unknown = [name for name in args.only or [] if name not in check_names()]
     if unknown:
         raise UsageError(f"no obligation or check named {unknown[0]!r}; `rollcert prove --list` shows the names")
     check_writable(args.json)
     if args.list:
-        list_obligations()
+        list_checks()
         return 0
-    from rollcert.proofs.refinement import RefinementBounds
-
     status, record = prove(
         args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair,
         refinement=None if args.no_refinement else RefinementBounds(depth=args.refinement_depth),

@@ -20,7 +20,7 @@ Each check has a *role* (:data:`Role`), which says what its status means:
 UNKNOWN an unfinished obligation), ``search`` (unplanted code over bytes that
 CrossHair can never exhaust: FOUND is a violation, UNKNOWN is expected and
 shown as such; the same statements are proved by z3 or checked exhaustively
-by :mod:`rollcert.proofs.refinement`) and ``planted`` (a mutant: it must be
+by :mod:`rollcert.stateful_tests.refinement`) and ``planted`` (a mutant: it must be
 FOUND, else MISSED).
 
 The pure helpers are *mirrors*: ``impl`` inlines its offset arithmetic inside

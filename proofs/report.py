@@ -1,17 +1,14 @@
-"""What ``rollcert prove`` prints and writes: one line per z3 obligation, per
-CrossHair check and per refinement check of the production code, a line per
-rule saying how far its evidence reaches, and the same as JSON (schema
-``rollcert-proofs/2``).
-
-The options are parsed by rollcert's one command line
-(:mod:`rollcert.command.cli`); this module only runs and reports.
+"""What ``rollcert prove`` prints of the z3 obligations and the CrossHair checks,
+and how every check of the command counts (schema ``rollcert-proofs/2``).
+:mod:`rollcert.command.prove` runs them with the refinement checks of the
+production code (which live above this room) and prints each rule's reach.
 
 Every check is counted by what it found, never by whether that was hoped for
 (issue 40: a counterexample in the production code used to count as "met"):
 
 - **exit 1** — a counterexample where the rule must hold: a z3 theorem with a
   model, a CrossHair contract of unplanted code FOUND, the production ``impl``
-  disagreeing with the model (:mod:`rollcert.proofs.refinement`). The
+  disagreeing with the model (:mod:`rollcert.stateful_tests.refinement`). The
   counterexample is printed.
 - **exit 2** — nothing refuted, but something that must hold was not settled:
   z3 ``unknown``, a refinement search over its budget, an integer contract
@@ -35,10 +32,6 @@ from typing import Literal
 import z3
 
 from rollcert.proofs.obligations import REGISTRY
-from rollcert.proofs.refinement import CHECKS as REFINEMENT_CHECKS
-from rollcert.proofs.refinement import RefinementBounds
-from rollcert.proofs.refinement import RefinementResult
-from rollcert.proofs.refinement import run_refinement
 from rollcert.proofs.runner import ObligationResult
 from rollcert.proofs.runner import check_all
 
@@ -87,10 +80,6 @@ def crosshair_standing(row: dict[str, Any]) -> Standing:
     return "searched" if role == "search" else "unknown"
 
 
-def refinement_standing(result: RefinementResult) -> Standing:
-    return {"CONFIRMED": "met", "FOUND": "counterexample", "UNKNOWN": "unknown"}.get(result.status, "toothless")  # type: ignore[return-value]
-
-
 def exit_status(counted: Sequence[Counted]) -> int:
     """1 on any counterexample, else 2 on anything unsettled or toothless, else 0."""
     worst = max((c.standing for c in counted), key=_SEVERITY.__getitem__, default="met")
@@ -125,134 +114,68 @@ def results_to_json(results: list[ObligationResult], seconds: float) -> dict[str
     }
 
 
-def check_names() -> list[str]:
-    """Everything ``--only`` can name: the z3 obligations and the refinement checks."""
-    return [obligation.name for obligation in REGISTRY] + [check.name for check in REFINEMENT_CHECKS]
-
-
-#: Kept for callers that only know the z3 names.
-obligation_names = check_names
+def obligation_names() -> list[str]:
+    return [obligation.name for obligation in REGISTRY]
 
 
 def list_obligations() -> None:
     for obligation in REGISTRY:
         print(f"{obligation.name}  [{obligation.kind}, {obligation.scope}, {','.join(obligation.properties)}]")
         print(f"    {obligation.description}")
-    for check in REFINEMENT_CHECKS:
-        print(f"{check.name}  [bounded exhaustive, production code, {','.join(check.properties)}]")
-        print(f"    {check.description}; {RefinementBounds().describe(check.family)}")
 
 
-def rule_evidence(results: Sequence[ObligationResult], refinements: Sequence[RefinementResult]) -> dict[str, str]:
-    """Per rule, how far the evidence of this run reaches: proved (unbounded, on
-    the model's z3 encoding), checked within stated bounds (a bounded z3 query,
-    or the production code searched exhaustively), or tested only (by
-    ``rollcert certify``'s state machines, which sample)."""
-    from rollcert.model.properties import ALL_PROPERTY_IDS
-
-    evidence: dict[str, str] = {}
-    for rule in ALL_PROPERTY_IDS:
-        claims: list[str] = []
-        proved = [r.obligation.name for r in results if r.obligation.kind == "theorem" and r.verdict == "PROVED"
-                  and rule in r.obligation.properties]
-        unbounded = [n for n in proved if not _bounded(n, results)]
-        bounded = [n for n in proved if _bounded(n, results)]
-        if unbounded:
-            claims.append(f"model proved (unbounded, z3): {', '.join(unbounded)}")
-        if bounded:
-            claims.append(f"model checked symbolically (bounded, z3): {', '.join(bounded)}")
-        for refinement in refinements:
-            if rule not in refinement.check.properties:
-                continue
-            if refinement.status == "CONFIRMED":
-                claims.append(
-                    f"impl checked exhaustively within bounds ({refinement.check.name}: sequences <= "
-                    f"{refinement.bounds.depth} operations, buffers <= {refinement.bounds.max_length} bytes)"
-                )
-            elif refinement.status == "FOUND":
-                claims.append(f"impl COUNTEREXAMPLE ({refinement.check.name})")
-            else:
-                claims.append(f"impl {refinement.status} ({refinement.check.name})")
-        if not claims:
-            evidence[rule] = "tested only (rollcert certify's state machines sample it)"
-            continue
-        found = any("COUNTEREXAMPLE" in claim for claim in claims)
-        headline = "COUNTEREXAMPLE" if found else "proved (unbounded)" if unbounded else "checked within stated bounds"
-        evidence[rule] = f"{headline}: " + "; ".join(claims)
-    return evidence
+def proved_claims(results: Sequence[ObligationResult], rule: str) -> tuple[list[str], list[str]]:
+    """The PROVED theorems of ``rule``: unbounded ones (for every size, or by
+    induction) and bounded ones (a z3 query over a stated bound)."""
+    proved = [r.obligation for r in results if r.obligation.kind == "theorem" and r.verdict == "PROVED"
+              and rule in r.obligation.properties]
+    unbounded = [o.name for o in proved if not o.scope.startswith("bounded")]
+    bounded = [f"{o.name} ({o.scope})" for o in proved if o.scope.startswith("bounded")]
+    return unbounded, bounded
 
 
-def _bounded(name: str, results: Sequence[ObligationResult]) -> bool:
-    scope = next(r.obligation.scope for r in results if r.obligation.name == name)
-    return scope.startswith("bounded")
-
-
-def prove(
-    only: list[str] | None,
-    timeout: float,
-    *,
-    show_counterexamples: bool,
-    crosshair: bool,
-    refinement: RefinementBounds | None = None,
-) -> tuple[int, dict[str, Any]]:
-    """Run the obligations, the CrossHair checks and the refinement checks (all
-    unless ``only`` names some; ``crosshair=False`` or ``refinement=None`` skips
-    those), print one line each; the exit status and the JSON record."""
-    z3_names = [name for name in only or [] if name not in {c.name for c in REFINEMENT_CHECKS}]
-    refinement_names = [name for name in only or [] if name in {c.name for c in REFINEMENT_CHECKS}]
-    counted: list[Counted] = []
-
+def run_obligations(names: list[str] | None, timeout: float, *, show_counterexamples: bool) -> tuple[list[ObligationResult], list[Counted], float]:
+    """The z3 obligations (all, or the named ones), one line each; a counterexample
+    of a theorem is always printed, a refutation's only when asked."""
     started = time.perf_counter()
-    results = check_all(z3_names or None, timeout) if z3_names or not only else []
+    results = check_all(names, timeout)
     seconds = time.perf_counter() - started
-    if results:
-        name_width = max(len(result.obligation.name) for result in results)
-        for result in results:
-            print(format_line(result, name_width))
-            standing = obligation_standing(result)
-            counted.append(Counted(result.obligation.name, "z3", result.verdict, standing, result.detail))
-            if result.counterexample is not None and (show_counterexamples or standing != "met"):
-                print(result.counterexample.render(indent="         "))
-        tally = {verdict: sum(r.verdict == verdict for r in results) for verdict in ("PROVED", "REFUTED", "UNKNOWN", "FAILED")}
-        summary = ", ".join(f"{count} {verdict.lower()}" for verdict, count in tally.items())
-        print(f"{len(results)} obligations: {summary} in {seconds:.2f}s (z3 {z3.get_version_string()})")
+    counted: list[Counted] = []
+    name_width = max((len(result.obligation.name) for result in results), default=0)
+    for result in results:
+        print(format_line(result, name_width))
+        standing = obligation_standing(result)
+        counted.append(Counted(result.obligation.name, "z3", result.verdict, standing, result.detail))
+        if result.counterexample is not None and (show_counterexamples or standing != "met"):
+            print(result.counterexample.render(indent="         "))
+    tally = {verdict: sum(r.verdict == verdict for r in results) for verdict in ("PROVED", "REFUTED", "UNKNOWN", "FAILED")}
+    summary = ", ".join(f"{count} {verdict.lower()}" for verdict, count in tally.items())
+    print(f"{len(results)} obligations: {summary} in {seconds:.2f}s (z3 {z3.get_version_string()})")
+    return results, counted, seconds
 
-    crosshair_rows: list[dict[str, Any]] = []
-    if crosshair and not only:
-        crosshair_rows = run_crosshair()
-        width = max(len(str(row["name"])) for row in crosshair_rows)
-        for row in crosshair_rows:
-            standing = crosshair_standing(row)
-            row["standing"] = standing
-            counted.append(Counted(str(row["name"]), "crosshair", str(row["status"]), standing, str(row["detail"])))
-            print(f"{row['status']:<10} {row['name']!s:<{width}}  crosshair {row['role']:<8} {float(row['seconds']):7.3f}s")
-            if standing in ("counterexample", "toothless", "unknown"):
-                print(f"           {row['detail']}")
-        tally = {s: sum(r["status"] == s for r in crosshair_rows) for s in ("CONFIRMED", "FOUND", "UNKNOWN", "MISSED")}
-        print(
-            f"{len(crosshair_rows)} CrossHair checks: " + ", ".join(f"{n} {s.lower()}" for s, n in tally.items())
-            + "; UNKNOWN means not exhausted within the budget (a search over bytes never is), not a proof"
-        )
 
-    refinements: list[RefinementResult] = []
-    wanted = [c for c in REFINEMENT_CHECKS if c.name in refinement_names or (not only and refinement is not None)]
-    for check in wanted:
-        result = run_refinement(check, refinement)
-        refinements.append(result)
-        standing = refinement_standing(result)
-        counted.append(Counted(check.name, "refinement", result.status, standing, result.detail))
-        print(f"{result.status:<10} {check.name}  production code  {','.join(check.properties)}  {result.seconds:7.3f}s")
-        print(f"           within: {result.bounds.describe(check.family)}")
-        print(f"           {result.detail}")
-        if result.counterexample:
-            print("\n".join("         " + line for line in result.counterexample))
+def run_crosshair_checks() -> tuple[list[dict[str, Any]], list[Counted]]:
+    """Every CrossHair check, one line each, counted by its role."""
+    rows = run_crosshair()
+    counted: list[Counted] = []
+    width = max(len(str(row["name"])) for row in rows)
+    for row in rows:
+        standing = crosshair_standing(row)
+        row["standing"] = standing
+        counted.append(Counted(str(row["name"]), "crosshair", str(row["status"]), standing, str(row["detail"])))
+        print(f"{row['status']:<10} {row['name']!s:<{width}}  crosshair {row['role']:<8} {float(row['seconds']):7.3f}s")
+        if standing in ("counterexample", "toothless", "unknown"):
+            print(f"           {row['detail']}")
+    tally = {s: sum(r["status"] == s for r in rows) for s in ("CONFIRMED", "FOUND", "UNKNOWN", "MISSED")}
+    print(
+        f"{len(rows)} CrossHair checks: " + ", ".join(f"{n} {s.lower()}" for s, n in tally.items())
+        + "; UNKNOWN means not exhausted within the budget (a search over bytes never is), not a proof"
+    )
+    return rows, counted
 
-    evidence = rule_evidence(results, refinements) if results and not only else {}
-    if evidence:
-        print("How far each rule is established by this run:")
-        for rule, text in evidence.items():
-            print(f"  {rule:<3} {text}")
 
+def print_tally(counted: Sequence[Counted]) -> int:
+    """The closing lines: every check counted by its standing; the exit status."""
     status = exit_status(counted)
     by_standing = {s: [c.name for c in counted if c.standing == s] for s in _EXIT}
     print(
@@ -264,10 +187,4 @@ def prove(
         print(f"COUNTEREXAMPLE: {', '.join(by_standing['counterexample'])}")
     if by_standing["unknown"] or by_standing["toothless"]:
         print(f"NOT SETTLED: {', '.join(by_standing['unknown'] + by_standing['toothless'])}")
-    record = results_to_json(results, seconds)
-    record["crosshair"] = crosshair_rows
-    record["refinement"] = [result.to_json() for result in refinements]
-    record["rules"] = evidence
-    record["exit_status"] = status
-    record["passed"] = status == 0
-    return status, record
+    return status

@@ -10,7 +10,8 @@ sequence up to a stated length, within stated small buffers and inserts, and
 compares after every step the bytes, the depth, the revision and the error
 raised. It is the bounded exhaustive search of
 :mod:`rollcert.stateful_tests.exhaustive` (one search, not a second copy of it)
-pointed at the ``bundled`` target, once per property family:
+pointed at the ``bundled`` target, once per property family (``rollcert
+prove`` runs it, :mod:`rollcert.command.prove`):
 
 - ``rollback`` (R0-R4, R6): splices at every offset, ``rollback(n)`` up to one
   past the horizon, checkpoints, ``rollback_to`` live, dead and foreign tokens,
@@ -35,6 +36,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 from typing import Literal
+
+from rollcert.model.operations import operation_to_json
+from rollcert.stateful_tests.family import StepRecord
 
 RefinementStatus = Literal["CONFIRMED", "FOUND", "UNKNOWN", "ERROR"]
 
@@ -121,8 +125,10 @@ class RefinementResult:
     #: The rule the failing step broke (SPEC §6a), for a FOUND.
     broken: str | None = None
     detail: str = ""
-    #: The counterexample as the certificate prints it, one line each.
-    counterexample: tuple[str, ...] = field(default=())
+    #: Where the counterexample starts (buffer, capacity), and its judged steps
+    #: (``rollcert.reports.certificate.format_steps`` prints them).
+    start: str = ""
+    steps: tuple[StepRecord, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,14 +142,16 @@ class RefinementResult:
             "depth_reached": self.depth_reached,
             "broken": self.broken,
             "detail": self.detail,
-            "counterexample": list(self.counterexample),
+            "counterexample": (
+                {"start": self.start, "steps": [operation_to_json(step.operation) for step in self.steps]}
+                if self.steps else None
+            ),
         }
 
 
 def run_refinement(check: RefinementCheck, bounds: RefinementBounds | None = None) -> RefinementResult:
     """Search ``check``'s family on the ``bundled`` target (the production code,
     resolved at call time, so a patched ``impl`` or ``model`` is what runs)."""
-    from rollcert.reports.certificate import format_steps
     from rollcert.stateful_tests.exhaustive import explore
     from rollcert.targets.adapters.bundled import TARGET
 
@@ -167,7 +175,7 @@ def run_refinement(check: RefinementCheck, bounds: RefinementBounds | None = Non
     if searched.verdict == "violated" and searched.violation is not None:
         violation = searched.violation
         config = violation.config
-        start = f"  from {config.initial!r}" + (
+        start = f"from {config.initial!r}" + (
             f", capacity {config.capacity} ({config.policy})" if config.capacity is not None else ""
         )
         return RefinementResult(
@@ -175,7 +183,8 @@ def run_refinement(check: RefinementCheck, bounds: RefinementBounds | None = Non
             "FOUND",
             broken=searched.property_id,
             detail=f"{searched.property_id} broken: {violation.explanation}",
-            counterexample=(start, *format_steps(violation.steps)),
+            start=start,
+            steps=tuple(violation.steps),
             **common,
         )
     status: RefinementStatus = "UNKNOWN" if searched.verdict == "unknown" else "ERROR"
