@@ -100,7 +100,8 @@ def rule_evidence(results: Sequence[ObligationResult], refinements: Sequence[Ref
         if not claims:
             evidence[rule] = "tested only (rollcert certify's state machines sample it)"
             continue
-        headline = "COUNTEREXAMPLE" if found else "proved (unbounded)" if unbounded else "checked within stated bounds"
+        headline = ("COUNTEREXAMPLE" if found else "proved (unbounded, on the model's encoding)" if unbounded
+                    else "checked within stated bounds")
         evidence[rule] = f"{headline}: " + "; ".join(claims)
     return evidence
 

@@ -276,7 +276,8 @@ def test_bridge_lifo_encoding_equals_journaled_buffer(case: tuple[bytes, list[tu
 
 @pytest.mark.slow
 def test_prove_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    assert rollcert_main(["prove"]) == 0
+    # The CrossHair checks (~25 s) have their own tests (test_crosshair.py).
+    assert rollcert_main(["prove", "--no-crosshair", "--refinement-depth", "2"]) == 0
     output = capsys.readouterr().out
     for obligation in REGISTRY:
         assert obligation.name in output

@@ -246,6 +246,18 @@ def test_prove_exits_0_on_the_shipped_code(capsys: pytest.CaptureFixture[str]) -
     assert status == 0, capsys.readouterr().out
 
 
+def test_a_search_over_its_budget_is_unknown_and_exits_2() -> None:
+    from rollcert.proofs.report import Counted
+    from rollcert.proofs.report import exit_status
+
+    result = run_refinement(ROLLBACK, RefinementBounds(depth=3, initial_buffers=(b"ab",), max_states=50))
+    assert result.status == "UNKNOWN" and refinement_standing(result) == "unknown", result.detail
+    counted = [Counted("z3", "z3", "PROVED", "met"), Counted(ROLLBACK.name, "refinement", "UNKNOWN", "unknown")]
+    assert exit_status(counted) == 2
+    assert exit_status([*counted, Counted("x", "crosshair", "FOUND", "counterexample")]) == 1
+    assert exit_status([Counted("s", "crosshair", "UNKNOWN", "searched")]) == 0
+
+
 # -- CrossHair: a FOUND on unplanted code is a counterexample, never "met" ----------------------------------------
 
 
