@@ -68,15 +68,31 @@ class RefinementBounds:
     time_budget_s: float = DEFAULT_BUDGET_S
 
     def describe(self, family: str = "rollback") -> str:
+        """The world searched, in words: not every splice there is, but the
+        exhaustive search's alphabet (``stateful_tests/exhaustive.py``, compact
+        scope), every sequence of it."""
         from rollcert.stateful_tests.exhaustive import BOUNDED_CAPACITIES
-        from rollcert.stateful_tests.exhaustive import MAX_DELETE
 
         starts = ", ".join(repr(buffer) for buffer in self.initial_buffers)
         capacities = "/".join(str(c) for c in BOUNDED_CAPACITIES)
+        edits = (
+            "at every offset an insert of one letter, a 1-byte delete and a 1-byte overwrite; a no-op record, "
+            "a 2-byte delete, a 2-byte repeated insert"
+        )
+        if family == "rollback":
+            operations = (
+                f"{edits}; rollback(1..depth+1); checkpoints, rollback_to live, dead and foreign tokens; "
+                "a refused append; 1-byte out-of-log writes at the ends; adopt_current"
+                + (f"; also from capacities {capacities} under both policies" if self.bounded else "")
+            )
+        else:
+            operations = (
+                f"up to 2 snapshots; the agent's and a tool's edits ({edits}); 1-byte content and positional "
+                "diffs at every offset, with and without a read of the first byte; rollback(1), rollback_diff"
+            )
         return (
-            f"every sequence of <= {self.depth} operations from {starts}; buffers <= {self.max_length} bytes "
-            f"over {self.alphabet!r}, inserts <= 2 bytes, deletes <= {MAX_DELETE}"
-            + (f"; capacities {capacities} under both policies" if self.bounded and family == "rollback" else "")
+            f"every sequence of <= {self.depth} operations from {starts}, buffers <= {self.max_length} bytes "
+            f"over {self.alphabet!r}: {operations}"
         )
 
 
