@@ -41,7 +41,7 @@ def list_checks() -> None:
     list_obligations()
     for check in REFINEMENT_CHECKS:
         print(f"{check.name}  [bounded exhaustive, production code, {','.join(check.properties)}]")
-        print(f"    {check.description}; {RefinementBounds().describe(check.family)}")
+        print(f"    {check.description}; {check.bounds_for(RefinementBounds()).describe(check.family)}")
 
 
 def refinement_standing(result: RefinementResult) -> Standing:
@@ -92,7 +92,8 @@ def rule_evidence(results: Sequence[ObligationResult], refinements: Sequence[Ref
             if refinement.status == "CONFIRMED":
                 claims.append(
                     f"impl checked exhaustively within bounds ({refinement.check.name}: sequences <= "
-                    f"{refinement.bounds.depth} operations, buffers <= {refinement.bounds.max_length} bytes)"
+                    f"{refinement.bounds.depth} operations from {len(refinement.bounds.initial_buffers)} "
+                    f"buffer(s) <= {refinement.bounds.max_length} bytes)"
                 )
             else:
                 found = found or refinement.status == "FOUND"
@@ -131,7 +132,7 @@ def prove(
         counted += crosshair_counted
     wanted = [name for name in only or [] if name in refinement_names]
     if not only and refinement is not None:
-        wanted = sorted(refinement_names)
+        wanted = [check.name for check in REFINEMENT_CHECKS]
     refinements, refinement_counted = run_refinements(wanted, refinement)
     counted += refinement_counted
     evidence = rule_evidence(results, refinements) if not only else {}

@@ -187,7 +187,10 @@ def test_rolling_a_diff_back_to_the_authors_snapshot_is_found(monkeypatch: pytes
     from rollcert.targets.adapters.bundled_diffs import BundledDiffAdapter
 
     monkeypatch.setattr(BundledDiffAdapter, "diff_layer", _BackToTheAuthorsSnapshot)
-    result = search("diffs", 4, b"a")
+    # Its story takes four operations (snapshot, a tool's write, apply, rollback_diff):
+    # the deeper check of `rollcert prove`'s defaults, as it runs there.
+    result = run_refinement(check_named("impl-refines-model/diffs-deeper"), RefinementBounds())
+    assert result.bounds.depth == 4 and result.bounds.initial_buffers == (b"a",)
     assert_found(result)
     assert result.broken == "S2", result.detail
 
