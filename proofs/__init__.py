@@ -45,7 +45,8 @@ REFUTED — the buggy rules get counterexamples
 CHECKED WITHIN STATED BOUNDS — that the production code matches the model
     ``rollcert prove`` also runs ``stateful_tests/refinement.py``: the real
     ``impl.JournaledBuffer`` (and ``impl/diffs.py``) against the model on every
-    operation sequence up to a stated length (default 3), from small buffers,
+    operation sequence up to a stated length (default 3, and 4 from the
+    smallest buffer), from small buffers,
     bounded journals of both policies included, comparing bytes, depth,
     revision and errors after each step. A disagreement is a counterexample
     (exit 1); a search over its budget is UNKNOWN (exit 2). Small-scope
