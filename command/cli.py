@@ -6,7 +6,7 @@
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID) [--in-process]
     rollcert smoke TARGET [--in-process]           # a handful of checks: is the adapter wired up?
     rollcert explore [TARGET] [--depth K] [--in-process]   # bounded exhaustive search
-    rollcert prove [--only NAME] [--timeout S]     # the symbolic proofs (proofs/)
+    rollcert prove [--only NAME] [--timeout S] [--refinement-depth K]   # proofs, CrossHair, impl vs model (proofs/)
     rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step (a file: never run)
     rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
     rollcert specimens [--profile P] [--seed N]    # (plugin) every specimen: the kill matrix
@@ -975,6 +975,7 @@ def _explore(args: argparse.Namespace) -> int:
 
 def _configure_prove(parser: argparse.ArgumentParser) -> None:
     from rollcert.proofs.runner import DEFAULT_TIMEOUT_SECONDS
+    from rollcert.stateful_tests.refinement import DEFAULT_DEPTH
 
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON to PATH")
     parser.add_argument("--show-counterexamples", action="store_true", help="print each refutation's decoded counterexample")
@@ -984,22 +985,32 @@ def _configure_prove(parser: argparse.ArgumentParser) -> None:
         help="z3 budget per query (default: %(default)s); running out is UNKNOWN, a failure",
     )
     parser.add_argument("--list", action="store_true", help="list the obligations and exit")
-    parser.add_argument("--no-crosshair", action="store_true", help="skip the CrossHair checks (about 20 s) and run z3 only")
+    parser.add_argument("--no-crosshair", action="store_true", help="skip the CrossHair checks (about 25 s)")
+    parser.add_argument(
+        "--refinement-depth", metavar="K", type=whole_number(1, 6), default=DEFAULT_DEPTH,
+        help="length of the operation sequences the production code is checked on against the model "
+        "(default: %(default)s, about 10 s; 4 takes about a minute per family)",
+    )
+    parser.add_argument("--no-refinement", action="store_true", help="skip the refinement checks of the production code")
 
 
 def _prove(args: argparse.Namespace) -> int:
-    from rollcert.proofs.report import list_obligations
-    from rollcert.proofs.report import obligation_names
-    from rollcert.proofs.report import prove
+    from rollcert.command.prove import check_names
+    from rollcert.command.prove import list_checks
+    from rollcert.command.prove import prove
+    from rollcert.stateful_tests.refinement import RefinementBounds
 
-    unknown = [name for name in args.only or [] if name not in obligation_names()]
+    unknown = [name for name in args.only or [] if name not in check_names()]
     if unknown:
-        raise UsageError(f"no obligation named {unknown[0]!r}; `rollcert prove --list` shows the names")
+        raise UsageError(f"no obligation or check named {unknown[0]!r}; `rollcert prove --list` shows the names")
     check_writable(args.json)
     if args.list:
-        list_obligations()
+        list_checks()
         return 0
-    status, record = prove(args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair)
+    status, record = prove(
+        args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair,
+        refinement=None if args.no_refinement else RefinementBounds(depth=args.refinement_depth),
+    )
     if args.json is not None:
         write_output(args.json, json.dumps(record, indent=2) + "\n")
     return status

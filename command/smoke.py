@@ -48,6 +48,7 @@ from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
+from rollcert.reports.escape import terminal
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
 from rollcert.targets.adapter import BufferConfig
@@ -83,7 +84,9 @@ class SmokeResult:
     detail: str
 
     def line(self) -> str:
-        return f"{self.status:<5} {self.name:<18} {self.detail}"
+        # The detail quotes the target (its error class and message): one line,
+        # nothing that steers the terminal (SPEC §8).
+        return f"{self.status:<5} {self.name:<18} {terminal(self.detail)}"
 
 
 def _needs(*capabilities: Capability) -> frozenset[Capability]:
@@ -290,9 +293,10 @@ def _close_quietly(session: object | None) -> None:
 def smoke(target: Target, report: Callable[[str], None] = print, checks: Sequence[SmokeCheck] = CHECKS) -> int:
     """Run every check, ``report`` one line each; the exit status (see the module docstring)."""
     capabilities = ", ".join(sorted(c.value for c in target.capabilities))
-    report(f"smoke test of {target.name} {target.version} (capabilities: {capabilities})")
+    # The name, the version and the findings' names are the target's words (SPEC §8).
+    report(f"smoke test of {terminal(target.name)} {terminal(target.version)} (capabilities: {capabilities})")
     if target.set_aside:
-        report(f"set aside (known findings): {', '.join(finding.name for finding in target.set_aside)}")
+        report(f"set aside (known findings): {', '.join(terminal(finding.name) for finding in target.set_aside)}")
     if target.alphabet is not None:
         report(f"alphabet: the checks are asked in the target's letters {target.alphabet!r}")
     letters = _check_letters(checks)

@@ -42,7 +42,17 @@ REFUTED — the buggy rules get counterexamples
     counterexample only counts if that replay really shows the bug. These show
     the encoding can tell each bug from the rule (the proofs have teeth).
 
-TESTED, NOT PROVED — that the Python code matches the model
+CHECKED WITHIN STATED BOUNDS — that the production code matches the model
+    ``rollcert prove`` also runs ``stateful_tests/refinement.py``: the real
+    ``impl.JournaledBuffer`` (and ``impl/diffs.py``) against the model on every
+    operation sequence up to a stated length (default 3, and 4 from the
+    smallest buffer), from small buffers,
+    bounded journals of both policies included, comparing bytes, depth,
+    revision and errors after each step. A disagreement is a counterexample
+    (exit 1); a search over its budget is UNKNOWN (exit 2). Small-scope
+    exhaustive, not a proof beyond its bounds.
+
+TESTED, NOT PROVED — that the Python code matches the model beyond those bounds
     The proofs are about the z3 encoding. ``tests/test_proofs.py`` (the
     bridge) checks with Hypothesis, on random data, that the encoding of splice
     and of the inverse equals ``rollcert.model.reference.splice_bytes``, the reference

@@ -8,10 +8,20 @@ is unbounded). So each check below reports one of:
 
 - ``CONFIRMED``: CrossHair explored every path and the contract holds (only the
   integer helpers reach this);
-- ``CHECKED (bounded)``: no counterexample within the budget, paths left
-  unexplored; this is testing, not proof, and is never reported as "proved";
-- ``FOUND``: a counterexample (expected for the planted mutants);
+- ``UNKNOWN``: no counterexample within the budget, paths left unexplored
+  (CrossHair did not exhaust them); this is testing, not proof, and is never
+  reported as "proved";
+- ``FOUND``: a counterexample (expected for the planted mutants; on the
+  unplanted code a violation, and ``rollcert prove`` exits 1 on it);
 - ``MISSED``: a planted mutant survived its budget (a failure of the check).
+
+Each check has a *role* (:data:`Role`), which says what its status means:
+``holds`` (unplanted code that must be CONFIRMED: FOUND is a violation,
+UNKNOWN an unfinished obligation), ``search`` (unplanted code over bytes that
+CrossHair can never exhaust: FOUND is a violation, UNKNOWN is expected and
+shown as such; the same statements are proved by z3 or checked exhaustively
+by :mod:`rollcert.stateful_tests.refinement`) and ``planted`` (a mutant: it must be
+FOUND, else MISSED).
 
 The pure helpers are *mirrors*: ``impl`` inlines its offset arithmetic inside
 locked methods (``JournaledBuffer.splice``, ``ChunkedText.replace``), which
@@ -32,12 +42,14 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 from typing import Literal
 
 from rollcert.model.reference import splice_bytes
 
-Status = Literal["CONFIRMED", "CHECKED (bounded)", "FOUND", "MISSED"]
+Status = Literal["CONFIRMED", "UNKNOWN", "FOUND", "MISSED"]
+Role = Literal["holds", "search", "planted"]
 
 #: CPU seconds CrossHair may spend on one condition of a contract check.
 CONTRACT_BUDGET_S = 4.0
@@ -338,9 +350,16 @@ class CheckResult:
     status: Status
     seconds: float
     detail: str = ""
+    role: Role = "holds"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3), "detail": self.detail}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "role": self.role,
+            "seconds": round(self.seconds, 3),
+            "detail": self.detail,
+        }
 
 
 def _tolerate_editable_installs() -> None:
@@ -376,7 +395,7 @@ def check_contract(function: Callable[..., Any], budget_s: float = CONTRACT_BUDG
 
     ``CONFIRMED`` only if CrossHair itself says every postcondition was
     confirmed over all paths; a counterexample is ``FOUND``; anything else
-    (budget spent, paths left) is ``CHECKED (bounded)``.
+    (budget spent, paths left) is ``UNKNOWN``.
     """
     from crosshair.core_and_libs import AnalysisKind
     from crosshair.core_and_libs import analyze_function
@@ -401,14 +420,15 @@ def check_contract(function: Callable[..., Any], budget_s: float = CONTRACT_BUDG
         return CheckResult(function.__name__, "FOUND", seconds, failures[0].message)
     if states and states <= {MessageType.CONFIRMED}:
         return CheckResult(function.__name__, "CONFIRMED", seconds, f"{len(messages)} condition(s) confirmed")
-    return CheckResult(function.__name__, "CHECKED (bounded)", seconds, ", ".join(sorted(s.name for s in states)))
+    left = ", ".join(sorted(s.name for s in states)) or "no condition answered"
+    return CheckResult(function.__name__, "UNKNOWN", seconds, f"not exhausted in {budget_s:g} s: {left}")
 
 
 def check_mutant(name: str, function: Callable[..., Any], budget_s: float = MUTANT_BUDGET_S) -> CheckResult:
     """A planted bug must come back ``FOUND``; if it survives, it is ``MISSED``."""
     result = check_contract(function, budget_s)
     status: Status = "FOUND" if result.status == "FOUND" else "MISSED"
-    return CheckResult(f"mutant: {name}", status, result.seconds, result.detail)
+    return CheckResult(f"mutant: {name}", status, result.seconds, result.detail, "planted")
 
 
 #: The integer contracts CrossHair is expected to confirm over all paths.
@@ -423,11 +443,12 @@ BYTES_CONTRACTS: tuple[Callable[..., Any], ...] = (splice_then_undo, lifo_rollba
 
 
 def crosshair_summary() -> list[dict[str, Any]]:
-    """Every CrossHair check, one dict each (name, status, seconds, detail), for ``rollcert prove``.
+    """Every CrossHair check, one dict each (name, status, role, seconds, detail), for ``rollcert prove``.
 
-    The unplanted code should give ``CONFIRMED`` or ``CHECKED (bounded)``; each
-    mutant ``FOUND``; the diff of impl against the model ``CHECKED (bounded)``
-    and of the planted dropped-record variant ``FOUND``.
+    The integer contracts should be ``CONFIRMED`` (role ``holds``); the bytes
+    contracts and the diff of impl against the model are ``search``es, whose
+    ``UNKNOWN`` is expected and whose ``FOUND`` is a violation; each mutant,
+    and the planted dropped-record variant of the diff, must be ``FOUND``.
 
     The diff is stated as a contract (``impl_agrees_with_model``) rather than
     through ``crosshair diffbehavior``: with 0.0.113 on this machine,
@@ -435,13 +456,12 @@ def crosshair_summary() -> list[dict[str, Any]]:
     three-line functions over ``bytes`` that differ whenever one byte is
     deleted, while the contract form found the planted dropped record in ~1 s.
     """
-    results = [check_contract(function) for function in (*INTEGER_CONTRACTS, *BYTES_CONTRACTS)]
+    results = [check_contract(function) for function in INTEGER_CONTRACTS]
+    results.extend(replace(check_contract(function), role="search") for function in BYTES_CONTRACTS)
     results.extend(check_mutant(name, function) for name, function in MUTANTS.items())
-    results.append(check_contract(impl_agrees_with_model, DIFF_BUDGET_S))
-    planted = check_contract(dropped_record_agrees_with_model, MUTANT_BUDGET_S)
+    results.append(replace(check_contract(impl_agrees_with_model, DIFF_BUDGET_S), role="search"))
     results.append(
-        CheckResult("mutant: dropped record (diff vs model)", "FOUND" if planted.status == "FOUND" else "MISSED",
-                    planted.seconds, planted.detail)
+        replace(check_mutant("dropped record (diff vs model)", dropped_record_agrees_with_model), role="planted")
     )
     return [result.as_dict() for result in results]
 
@@ -454,7 +474,7 @@ def impl_agrees_with_model(initial: bytes, o1: int, d1: int, s1: bytes, o2: int,
     CrossHair's proxies), so the inputs are made concrete (``deep_realize``)
     at impl's boundary: CrossHair still steers the search through the model's
     branches, but on impl's side this is concrete testing, hence at most
-    ``CHECKED (bounded)``.
+    ``UNKNOWN`` (a ``search``); a counterexample is ``FOUND``, a violation.
 
     post: __return__
     """

@@ -14,7 +14,9 @@ text, and each output format has its own way of being forged by it (SPEC §8):
   :func:`markdown_fence` (a fenced block no line can close);
 - **JUnit XML** — characters XML 1.0 does not allow make the whole file
   unreadable to a CI server: :func:`xml_text`;
-- **HTML** — ``html.escape`` in :mod:`rollcert.reports.html_certificate`.
+- **HTML** — markup characters, and the control characters that steer a
+  terminal when the page is read with ``cat`` (a replay command quoting a
+  target's name held a raw ESC): :func:`html_text`.
 
 Each renderer applies its format's rule to each such string, where it puts the
 string in; rollcert's own words pass through unchanged.
@@ -22,6 +24,7 @@ string in; rollcert's own words pass through unchanged.
 
 from __future__ import annotations
 
+import html
 import re
 
 from rollcert.targets.adapter import visible
@@ -50,6 +53,18 @@ def markdown_text(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(str(text)))
 
 
+def markdown_unescape(text: str) -> str:
+    """What :func:`markdown_text` escaped, read back from a rendered page: every
+    backslash it put before a special character taken away, and nothing else.
+    The result is untrusted text again; escape it for wherever it goes next
+    (stripping *every* backslash, as the matrix once did, turned an escaped
+    ``\\|`` back into a table cell of the target's own making)."""
+    return _MARKDOWN_SPECIAL_ESCAPED.sub(r"\1", str(text))
+
+
+_MARKDOWN_SPECIAL_ESCAPED = re.compile(r"\\([\\`*_\[\]<>&|~])")
+
+
 def markdown_code(text: str) -> str:
     """``text`` as a Markdown code span: nothing inside a code span is markup, so it
     needs no escapes, only delimiters longer than any run of backticks inside."""
@@ -68,6 +83,13 @@ def markdown_fence(text: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{shown}\n{fence}"
+
+
+def html_text(text: str) -> str:
+    """``text`` as HTML text or attribute value: every markup character escaped
+    (quotes too), every control or format character written as an escape; line
+    breaks kept (inside ``<pre>`` they are the lines of a counterexample)."""
+    return html.escape(terminal_lines(text))
 
 
 #: Characters XML 1.0 does not allow in a document (section 2.2): the C0 controls but

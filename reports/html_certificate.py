@@ -19,7 +19,6 @@ target), ``rollcert html CERT.json PATH``.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from rollcert.reports.certificate import not_judged_phrase
 from rollcert.reports.certificate import steps_phrase
+from rollcert.reports.escape import html_text
 from rollcert.reports.explain import DrawnStep
 from rollcert.reports.explain import ExplainError
 from rollcert.reports.explain import Span
@@ -177,7 +177,8 @@ def from_json_file(path: Path) -> HtmlCertificate:
 
 # -- drawing -------------------------------------------------------------------------------------
 
-_e = html.escape
+#: Every string the page shows goes through the HTML rule of :mod:`rollcert.reports.escape`.
+_e = html_text
 
 
 def _glyph(byte: int) -> str:

@@ -33,7 +33,7 @@ def test_integer_offset_arithmetic_is_confirmed(function: Callable[..., Any]) ->
 def test_bytes_contracts_hold_within_the_budget(function: Callable[..., Any]) -> None:
     result = ch.check_contract(function, budget_s=3.0)
     print(f"\n{result.name}: {result.status} in {result.seconds:.2f} s")
-    assert result.status in ("CONFIRMED", "CHECKED (bounded)"), result.detail
+    assert result.status in ("CONFIRMED", "UNKNOWN"), result.detail
 
 
 @pytest.mark.slow
@@ -48,7 +48,7 @@ def test_every_planted_bug_is_found_within_its_budget(name: str) -> None:
 def test_impl_agrees_with_the_model_and_the_dropped_record_does_not() -> None:
     honest = ch.check_contract(ch.impl_agrees_with_model, budget_s=5.0)
     print(f"\nimpl vs model: {honest.status} in {honest.seconds:.2f} s")
-    assert honest.status == "CHECKED (bounded)", honest.detail
+    assert honest.status == "UNKNOWN", honest.detail
     planted = ch.check_contract(ch.dropped_record_agrees_with_model, budget_s=ch.MUTANT_BUDGET_S)
     print(f"dropped record vs model: {planted.status} in {planted.seconds:.2f} s — {planted.detail}")
     assert planted.status == "FOUND"

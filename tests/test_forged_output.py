@@ -143,3 +143,83 @@ def test_a_servers_hello_version_and_error_kinds_forge_nothing() -> None:
         assert "<!--" not in drawn and "<img" not in drawn and "<script" not in drawn, drawn
         assert re.findall(r"<td>(.*?)</td>", drawn)[1] == "<strong>violated</strong>"
         ElementTree.fromstring(render_junit(certificate))
+
+
+# -- a target's declared version (issue 44): every format, the matrix, smoke -------------------------
+
+FORGED_VERSIONS = [
+    "1.0\n## R0 passed",
+    "1.0 | R0 No silent corruption | **passed** | forged |",
+    "1.0 ``` `x` ``",
+    "<img src=x onerror=alert(1)><b>passed</b>",
+    "\x1b[2J\x1b[H\x1b[32mR0        passed\x1b[0m",
+]
+
+
+def _with_version(version: str) -> CertificateData:
+    """The forging run's real certificate (R0 violated), its target renamed plainly
+    (the name's own forgery is tested above) and declaring ``version``."""
+    from dataclasses import replace
+
+    run = forged()
+    return replace(run, target=replace(run.target, name="hostile-version", version=version))
+
+
+def _drawn_markdown(page: str) -> str:
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(page)
+
+
+@pytest.mark.parametrize("version", FORGED_VERSIONS)
+def test_a_forged_version_forges_no_heading_or_verdict_in_any_format(version: str) -> None:
+    from rollcert.reports.html_certificate import from_certificate_data
+    from rollcert.reports.html_certificate import render_html
+
+    certificate = _with_version(version)
+    drawn = _drawn_markdown(render_markdown(certificate))
+    headings = re.findall(r"<h(\d)>(.*?)</h\1>", drawn)
+    assert not any("passed" in text for _, text in headings), headings
+    assert [level for level, _ in headings].count("1") == 1
+    assert drawn.count("<table>") == 1 and "<img" not in drawn and "<b>" not in drawn
+    cells = re.findall(r"<td>(.*?)</td>", drawn)
+    assert cells[1] == "<strong>violated</strong>" and "passed" not in cells[1::3], cells
+    version_item = next(line for line in drawn.splitlines() if "target version" in line)
+    assert version_item.startswith("<li>") and version_item.endswith("</li>"), version_item  # one list item
+    page = render_html(from_certificate_data(certificate))
+    assert "<img src=x" not in page and "<b>passed" not in page
+    assert not any(character in page for character in STEERING)  # a page is read with cat too
+    ElementTree.fromstring(render_junit(certificate))
+    assert not any(character in render_text(certificate) for character in STEERING)
+
+
+def test_a_forged_version_forges_no_cell_of_the_certification_matrix(tmp_path: Path) -> None:
+    """The matrix read each page's (escaped) version back and stripped every
+    backslash, so an escaped ``\\|`` became a table cell of the target's own."""
+    from test_matrix import REGENERATE
+
+    certificate = _with_version(FORGED_VERSIONS[1] + " <img src=x onerror=alert(1)>")
+    embedded = "".join("##" + line if line.startswith("#") else line
+                       for line in render_markdown(certificate).splitlines(keepends=True))
+    page = tmp_path / "forged.md"
+    page.write_text(f"# forged\n\n<!-- certificate: forged profile=quick seed=0 -->\n{embedded}<!-- end certificate -->\n",
+                    encoding="utf-8")
+    rows = REGENERATE.matrix_rows([page])
+    assert rows[0].plain.version == certificate.target.version  # read back as the target's own words
+    drawn = _drawn_markdown(REGENERATE.render_matrix_markdown(rows))
+    header = re.findall(r"<th>(.*?)</th>", drawn)
+    row = re.findall(r"<td>(.*?)</td>", drawn)
+    assert len(row) == len(header), (header, row)  # no cell of the version's making
+    assert "<img" not in drawn and "<strong>passed" not in drawn, drawn
+    assert "<img src=x" not in REGENERATE.render_matrix_html(rows)
+
+
+def test_smoke_prints_a_forged_name_and_version_as_one_inert_line() -> None:
+    import forging
+
+    from rollcert.command.smoke import smoke
+
+    said: list[str] = []
+    smoke(forging.TARGET, report=said.append)
+    text = "\n".join(said)
+    assert not any(character in text for character in STEERING), text
+    assert len(said[0].splitlines()) == 1, said[0]  # the version's line breaks start no line of their own
+    assert not any(line.startswith("| R0") for line in text.splitlines())

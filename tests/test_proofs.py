@@ -279,7 +279,8 @@ def test_bridge_lifo_encoding_equals_journaled_buffer(case: tuple[bytes, list[tu
 
 @pytest.mark.slow
 def test_prove_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    assert rollcert_main(["prove"]) == 0
+    # The CrossHair checks (~25 s) have their own tests (test_crosshair.py).
+    assert rollcert_main(["prove", "--no-crosshair", "--refinement-depth", "2"]) == 0
     output = capsys.readouterr().out
     for obligation in REGISTRY:
         assert obligation.name in output
@@ -301,14 +302,14 @@ def test_prove_writes_json_and_shows_counterexamples(tmp_path: Path, capsys: pyt
 
 def test_prove_rejects_an_unknown_obligation(capsys: pytest.CaptureFixture[str]) -> None:
     assert rollcert_main(["prove", "--only", "no-such-obligation"]) == 3
-    assert "no obligation named" in capsys.readouterr().err
+    assert "no obligation or check named" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_unknown_on_a_theorem_is_a_failure(capsys: pytest.CaptureFixture[str]) -> None:
-    """Out of budget means UNKNOWN and exit 1, never PROVED."""
+    """Out of budget means UNKNOWN and exit 2 (not settled), never PROVED, never 0."""
     starved = check(obligation_named("lifo-rollback-unrolled-5"), timeout_seconds=0.001)
     assert starved.verdict == "UNKNOWN"
     assert not starved.passed
-    assert rollcert_main(["prove", "--only", "lifo-rollback-unrolled-5", "--timeout", "0.001"]) == 1
+    assert rollcert_main(["prove", "--only", "lifo-rollback-unrolled-5", "--timeout", "0.001"]) == 2
     assert "UNKNOWN" in capsys.readouterr().out

@@ -113,6 +113,8 @@ class Certified:
 def certificates(page: Path) -> list[Certified]:
     """The certificates ``page`` embeds, each cell linked to its counterexample (for a
     violation: the heading naming the property) or else to the certificate."""
+    from rollcert.reports.escape import markdown_unescape
+
     text = page.read_text(encoding="utf-8")
     headings = anchors(text)
     found = []
@@ -132,7 +134,9 @@ def certificates(page: Path) -> list[Certified]:
             row["pid"]: Cell(row["verdict"].replace("\\", ""), f"{page.name}#{shown.get(row['pid'], certificate_anchor)}")
             for row in VERDICT_ROW.finditer(match["body"])
         }
-        found.append(Certified(page.name, match["target"], version["version"].replace("\\", "") if version else "?", cells))
+        # The page holds the version Markdown-escaped; read it back as the target's
+        # own (untrusted) text, to be escaped again for each format of the matrix.
+        found.append(Certified(page.name, match["target"], markdown_unescape(version["version"]) if version else "?", cells))
     return found
 
 
@@ -205,13 +209,16 @@ def _html_link(cell: Cell) -> str:
 
 
 def render_matrix_markdown(rows: Sequence[Row]) -> str:
+    from rollcert.reports.escape import markdown_code
+    from rollcert.reports.escape import markdown_text
+
     columns = _columns(rows)
     lines = [INTRO, "| target | version | page | " + " | ".join(columns) + " |",
              "| --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
     for row in rows:
         page = f"[{row.plain.page}]({row.plain.page})"
         cells = " | ".join(_md_cell(row, pid) for pid in columns)
-        lines.append(f"| `{row.plain.target}` | {row.plain.version} | {page} | {cells} |")
+        lines.append(f"| {markdown_code(row.plain.target)} | {markdown_text(row.plain.version)} | {page} | {cells} |")
     lines += ["", f"{len(rows)} targets; `n/a` = not assessed (the capability is missing)."]
     return "\n".join(lines) + "\n"
 
@@ -228,6 +235,8 @@ a { color: inherit; } .focused { display: block; font-size: 0.85em; }
 
 
 def render_matrix_html(rows: Sequence[Row]) -> str:
+    from rollcert.reports.escape import html_text
+
     columns = _columns(rows)
     head = "".join(f"<th>{html.escape(pid)}</th>" for pid in columns)
     body = []
@@ -244,7 +253,7 @@ def render_matrix_html(rows: Sequence[Row]) -> str:
                 inner += f'<span class="focused">focused: {_html_link(focused)}</span>'
             cells.append(f'<td class="{html.escape(plain.verdict)}">{inner}</td>')
         body.append(
-            f"<tr><th><code>{html.escape(row.plain.target)}</code></th><td>{html.escape(row.plain.version)}</td>"
+            f"<tr><th><code>{html_text(row.plain.target)}</code></th><td>{html_text(row.plain.version)}</td>"
             f'<td><a href="{html.escape(row.plain.page)}">{html.escape(row.plain.page)}</a></td>{"".join(cells)}</tr>'
         )
     intro = "".join(
