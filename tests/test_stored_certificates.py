@@ -24,6 +24,10 @@ from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import certify
 from rollcert.targets.resolve import resolve_target
 
+#: Every test here reads certificates made by a live certification (once per
+#: worker, about 4 s): the slow tier.
+pytestmark = pytest.mark.slow
+
 SPECIMENS = {
     "fifo_replay": ("R3", "R0"),
     "write_set_only": ("S1",),
