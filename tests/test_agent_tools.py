@@ -7,9 +7,9 @@ an npm folder with its native binary) each run in an environment of their own
 that needs one is in the slow tier and creates the venv on first use (PyPI is
 reachable from CI). They:
 
-* re-run each certificate embedded in the page (same profile and seed) and fail,
-  naming the page, when a verdict changes — a new release that behaves
-  differently fails loudly here;
+* (the certificate embedded in each page is re-run, same profile and seed, by
+  ``pytest benchmarks/search`` and ``python -m benchmarks.documented_verdicts``:
+  a search, not a test);
 * replay each finding the page documents on the real target and check *what* it
   is (the bytes aider wrote, or that it refused), so a verdict that stays
   ``violated`` for another reason is caught too;

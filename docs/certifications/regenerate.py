@@ -22,10 +22,10 @@ a column per property, each cell the verdict of the plain target (and of its
 certificate on the page. So it always says what the pages say.
 
 The human summaries around the markers are not touched: after a regeneration
-that changes a verdict, re-read them. tests/test_thirdparty.py (buffer packages),
-tests/test_thirdparty_diffs.py (diff appliers) and tests/test_agent_tools.py (agent
-edit tools) re-run every embedded certificate and fail when a verdict no longer
-matches its page; tests/test_matrix.py fails when the matrix is not the pages'.
+that changes a verdict, re-read them. ``python -m benchmarks.documented_verdicts``
+(and ``pytest benchmarks/search``) re-run every embedded certificate and fail when a
+verdict no longer matches its page; tests/test_documented_findings.py replays every
+counterexample a page shows; tests/test_matrix.py fails when the matrix is not the pages'.
 """
 
 from __future__ import annotations
