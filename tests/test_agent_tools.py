@@ -32,6 +32,7 @@ import pytest
 from _helpers import REGENERATE
 from _helpers import documented_certificates
 
+from benchmarks.thirdparty_targets import AGENT_TOOL_PAGES as TARGETS
 from rollcert.model.contract import Hunk
 from rollcert.model.operations import ApplyDiff
 from rollcert.model.operations import DiffOperation
@@ -60,24 +61,6 @@ from rollcert.targets.tool_envs import node_environment
 from rollcert.targets.tool_envs import python_environment
 
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "certifications"
-#: Page -> the registered targets it documents.
-TARGETS = {
-    "aider.md": (
-        "aider-search-replace",
-        "aider-search-replace-focused",
-        "aider-udiff",
-        "aider-udiff-focused",
-    ),
-    "gptme.md": ("gptme-patch", "gptme-patch-focused"),
-    "openhands.md": (
-        "openhands-editor",
-        "openhands-editor-focused",
-        "openhands-str-replace",
-        "openhands-str-replace-focused",
-    ),
-    "codex.md": ("codex-apply-patch", "codex-apply-patch-focused"),
-    "serena.md": ("serena-replace-content", "serena-replace-content-focused"),
-}
 #: Page -> the (venv name, pinned requirements, Python version or None) its reproduction script runs in.
 ENVIRONMENTS = {
     "aider.md": (aider_tools.ENVIRONMENT, [aider_tools.REQUIREMENT], None),

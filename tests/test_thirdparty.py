@@ -24,11 +24,12 @@ from _helpers import REGENERATE
 from _helpers import Documented
 from _helpers import documented_certificates
 
+from benchmarks.thirdparty_targets import BUFFER_PACKAGES as PACKAGE_OF
+from benchmarks.thirdparty_targets import is_buffer_package as _is_buffer_package
+from benchmarks.thirdparty_targets import package_of as _package
 from rollcert.model.operations import OutOfLogWrite
 from rollcert.model.operations import Rollback
 from rollcert.model.properties import ALL_PROPERTY_IDS
-from rollcert.stateful_tests.certify import PropertyResult
-from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.traces import parse_trace
@@ -39,24 +40,6 @@ from rollcert.targets.adapters import require_package
 from rollcert.targets.resolve import TargetError
 from rollcert.targets.resolve import resolve_target
 
-#: The module each registered target needs (the importorskip guard).
-PACKAGE_OF = {"textual": "textual", "prompt_toolkit": "prompt_toolkit", "pycrdt": "pycrdt"}
-
-
-def _package_name(target: str) -> str:
-    return target.removesuffix("-focused").removesuffix("-untagged")
-
-
-def _is_buffer_package(target: str) -> bool:
-    """The diff appliers' certificates are held by tests/test_thirdparty_diffs.py."""
-    return _package_name(target) in PACKAGE_OF
-
-
-def _package(target: str) -> str:
-    """The module a registered target needs (the importorskip guard)."""
-    return PACKAGE_OF[_package_name(target)]
-
-
 DOCUMENTED = documented_certificates(_is_buffer_package)
 
 
@@ -66,9 +49,7 @@ def _documented(target: str) -> Documented:
 
 
 
-def _counterexample(result: PropertyResult) -> list[StepRecord]:
-    assert result.verdict == "violated" and result.counterexample is not None, result.reason
-    return list(result.counterexample.steps)
+
 
 
 

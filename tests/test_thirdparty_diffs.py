@@ -13,12 +13,13 @@ diff-match-patch is the installed package (the ``dev`` extra).
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from _helpers import REGENERATE
 from _helpers import documented_certificates
 
+from benchmarks.thirdparty_targets import DIFF_APPLIER_NEEDS as NEEDS
+from benchmarks.thirdparty_targets import applier as _applier
+from benchmarks.thirdparty_targets import require_applier as _require
 from rollcert.model.contract import Hunk
 from rollcert.model.operations import ApplyDiff
 from rollcert.model.operations import DiffOperation
@@ -26,7 +27,6 @@ from rollcert.model.operations import TakeSnapshot
 from rollcert.model.operations import ToolWrite
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.reports.certificate import show_bytes
-from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.diff_machine import DIFFS
 from rollcert.stateful_tests.judge import StepRecord
 from rollcert.stateful_tests.judge import Violation
@@ -39,36 +39,15 @@ from rollcert.targets.adapters import THIRD_PARTY_TARGETS
 from rollcert.targets.resolve import TargetError
 from rollcert.targets.resolve import resolve_target
 
-#: Registered diff applier -> what must be installed: a Python module or a program.
-NEEDS = {
-    "diff-match-patch": ("module", "diff_match_patch"),
-    "gnu-patch": ("program", "patch"),
-    "git-apply": ("program", "git"),
-    "git-apply-3way": ("program", "git"),
-}
-
-
-def _applier(target: str) -> str:
-    return target.removesuffix("-focused")
-
-
 DOCUMENTED = documented_certificates(lambda target: _applier(target) in NEEDS)
 
 
-def _require(target: str) -> None:
-    kind, name = NEEDS[_applier(target)]
-    if kind == "module":
-        pytest.importorskip(name)
-    elif shutil.which(name) is None:
-        pytest.skip(f"{name} is not installed")
 
 
 
 
-def _counterexample(result: PropertyResult) -> list[StepRecord]:
-    assert result.verdict == "violated" and result.counterexample is not None, result.reason
-    assert result.counterexample.family == "diffs"
-    return list(result.counterexample.steps)
+
+
 
 
 def _snapshot_base(step: StepRecord) -> str:

@@ -8,26 +8,7 @@ from benchmarks.documented_verdicts import MAX_COUNTEREXAMPLE_STEPS
 from benchmarks.documented_verdicts import Documented
 from benchmarks.documented_verdicts import documented_certificates
 from benchmarks.search._searched import certified_as_documented
-
-#: Page -> the registered targets it documents.
-TARGETS = {
-    "aider.md": (
-        "aider-search-replace",
-        "aider-search-replace-focused",
-        "aider-udiff",
-        "aider-udiff-focused",
-    ),
-    "gptme.md": ("gptme-patch", "gptme-patch-focused"),
-    "openhands.md": (
-        "openhands-editor",
-        "openhands-editor-focused",
-        "openhands-str-replace",
-        "openhands-str-replace-focused",
-    ),
-    "codex.md": ("codex-apply-patch", "codex-apply-patch-focused"),
-    "serena.md": ("serena-replace-content", "serena-replace-content-focused"),
-}
-
+from benchmarks.thirdparty_targets import AGENT_TOOL_PAGES as TARGETS
 
 #: The targets with an undo log of their own (capability core): S2, S3 lack diffs there, not core.
 WITH_UNDO = ("openhands-editor", "openhands-editor-focused")

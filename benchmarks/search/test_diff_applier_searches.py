@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from benchmarks.documented_verdicts import MAX_COUNTEREXAMPLE_STEPS
@@ -11,6 +9,10 @@ from benchmarks.documented_verdicts import Documented
 from benchmarks.documented_verdicts import documented_certificates
 from benchmarks.search._searched import certificate_of
 from benchmarks.search._searched import certified_as_documented
+from benchmarks.thirdparty_targets import DIFF_APPLIER_NEEDS as NEEDS
+from benchmarks.thirdparty_targets import applier as _applier
+from benchmarks.thirdparty_targets import counterexample_steps as _counterexample
+from benchmarks.thirdparty_targets import require_applier as _require
 from rollcert.model.diffs import DiffModelState
 from rollcert.model.operations import ApplyDiff
 from rollcert.stateful_tests.certify import PropertyResult
@@ -22,28 +24,10 @@ from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapters import focused
 from rollcert.targets.resolve import resolve_target
 
-#: Registered diff applier -> what must be installed: a Python module or a program.
-NEEDS = {
-    "diff-match-patch": ("module", "diff_match_patch"),
-    "gnu-patch": ("program", "patch"),
-    "git-apply": ("program", "git"),
-    "git-apply-3way": ("program", "git"),
-}
-
-
-def _applier(target: str) -> str:
-    return target.removesuffix("-focused")
-
-
 DOCUMENTED = documented_certificates(lambda target: _applier(target) in NEEDS)
 
 
-def _require(target: str) -> None:
-    kind, name = NEEDS[_applier(target)]
-    if kind == "module":
-        pytest.importorskip(name)
-    elif shutil.which(name) is None:
-        pytest.skip(f"{name} is not installed")
+
 
 
 def _s1(target: str) -> PropertyResult:
@@ -52,10 +36,7 @@ def _s1(target: str) -> PropertyResult:
     return certificate_of(target, documented.profile, documented.seed).results["S1"]
 
 
-def _counterexample(result: PropertyResult) -> list[StepRecord]:
-    assert result.verdict == "violated" and result.counterexample is not None, result.reason
-    assert result.counterexample.family == "diffs"
-    return list(result.counterexample.steps)
+
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)

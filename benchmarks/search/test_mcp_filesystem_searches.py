@@ -6,14 +6,13 @@ import shutil
 
 import pytest
 
-from benchmarks.documented_verdicts import MAX_COUNTEREXAMPLE_STEPS
 from benchmarks.documented_verdicts import Documented
 from benchmarks.documented_verdicts import documented_certificates
 from benchmarks.search._searched import certificate_of
 from benchmarks.search._searched import certified_as_documented
+from benchmarks.thirdparty_targets import counterexample_steps as _counterexample
 from rollcert.model.operations import ApplyDiff
 from rollcert.stateful_tests.certify import PropertyResult
-from rollcert.stateful_tests.judge import StepRecord
 
 TARGETS = ("mcp-filesystem-edit", "mcp-filesystem-edit-focused")
 
@@ -32,11 +31,7 @@ def _s1(target: str) -> PropertyResult:
     return certificate_of(target, documented.profile, documented.seed).results["S1"]
 
 
-def _counterexample(result: PropertyResult) -> list[StepRecord]:
-    assert result.verdict == "violated" and result.counterexample is not None, result.reason
-    steps = list(result.counterexample.steps)
-    assert len(steps) <= MAX_COUNTEREXAMPLE_STEPS
-    return steps
+
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.thirdparty_targets import BUFFER_PACKAGES as PACKAGE_OF
+from benchmarks.thirdparty_targets import met as _met
 from rollcert.model.operations import Rollback
-from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import certify
-from rollcert.stateful_tests.judge import StepRecord
 from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapters import EMPTY_EDIT_NOT_RECORDED
@@ -15,19 +15,6 @@ from rollcert.targets.adapters import UNCHANGING_EDIT_SKIPPED
 from rollcert.targets.adapters import focused
 from rollcert.targets.adapters.textual_textarea import DEFAULT_HISTORY_CAPPED
 from rollcert.targets.resolve import resolve_target
-
-#: The module each registered target needs (the importorskip guard).
-PACKAGE_OF = {"textual": "textual", "prompt_toolkit": "prompt_toolkit", "pycrdt": "pycrdt"}
-
-
-def _met(certificate: CertificateData, machine: str, broken: str) -> list[StepRecord]:
-    """The counterexample of ``broken`` that ``machine``'s run met while exploring
-    (SPEC §6a: reported under the rule whose clause it breaks, not the machine's)."""
-    found = certificate.results[machine].found_elsewhere.get(broken)
-    assert found is not None, certificate.results[machine].found_elsewhere
-    assert broken in found.broken
-    assert certificate.results[broken].verdict == "violated"
-    return list(found.steps)
 
 
 def _crosses_a_write(state: object, operation: object) -> bool:

@@ -9,30 +9,15 @@ from benchmarks.documented_verdicts import Documented
 from benchmarks.documented_verdicts import documented_certificates
 from benchmarks.search._searched import certificate_of
 from benchmarks.search._searched import certified_as_documented
+from benchmarks.thirdparty_targets import counterexample_steps as _counterexample
+from benchmarks.thirdparty_targets import is_buffer_package as _is_buffer_package
+from benchmarks.thirdparty_targets import met as _met
+from benchmarks.thirdparty_targets import package_of as _package
 from rollcert.model.operations import OutOfLogWrite
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.stateful_tests.certify import CertificateData
-from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.judge import StepRecord
-
-#: The module each registered target needs (the importorskip guard).
-PACKAGE_OF = {"textual": "textual", "prompt_toolkit": "prompt_toolkit", "pycrdt": "pycrdt"}
-
-
-def _package_name(target: str) -> str:
-    return target.removesuffix("-focused").removesuffix("-untagged")
-
-
-def _is_buffer_package(target: str) -> bool:
-    """The diff appliers' certificates are held by tests/test_thirdparty_diffs.py."""
-    return _package_name(target) in PACKAGE_OF
-
-
-def _package(target: str) -> str:
-    """The module a registered target needs (the importorskip guard)."""
-    return PACKAGE_OF[_package_name(target)]
-
 
 DOCUMENTED = documented_certificates(_is_buffer_package)
 
@@ -47,19 +32,10 @@ def _run(target: str) -> CertificateData:
     return certificate_of(target, documented.profile, documented.seed)
 
 
-def _counterexample(result: PropertyResult) -> list[StepRecord]:
-    assert result.verdict == "violated" and result.counterexample is not None, result.reason
-    return list(result.counterexample.steps)
 
 
-def _met(certificate: CertificateData, machine: str, broken: str) -> list[StepRecord]:
-    """The counterexample of ``broken`` that ``machine``'s run met while exploring
-    (SPEC §6a: reported under the rule whose clause it breaks, not the machine's)."""
-    found = certificate.results[machine].found_elsewhere.get(broken)
-    assert found is not None, certificate.results[machine].found_elsewhere
-    assert broken in found.broken
-    assert certificate.results[broken].verdict == "violated"
-    return list(found.steps)
+
+
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda d: d.target)
