@@ -49,7 +49,7 @@ def socket_gateway(tmp_path: Path) -> Iterator[int]:
 
 @pytest.mark.slow
 def test_a_sharded_certification_runs_over_an_execnet_socket_gateway(tmp_path: Path, socket_gateway: int) -> None:
-    only = "R0,R2,R4,R5"
+    only = "R0,R2"  # R2 fails, R0 folds it in: what the gateway must carry (four properties took 119 s)
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "xdist", "-q", "-rf",
          "-d", "--tx", f"socket=127.0.0.1:{socket_gateway}",

@@ -231,7 +231,7 @@ def test_a_10_mb_message_does_not_reach_the_certificate(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("call", [35, 50, 55])
+@pytest.mark.parametrize("call", [35])  # 50 and 55 failed the same way; one call guards the rule (each is a 20-30 s run)
 def test_a_one_off_corruption_is_reported_not_buried_by_a_fresh_round(call: int) -> None:
     """Was ``passed`` for these calls: the replay did not reproduce it, Hypothesis
     found its draws inconsistent, and the round was started afresh without it."""
