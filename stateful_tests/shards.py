@@ -10,10 +10,21 @@ fresh machine, seeded by its number, with no example database — so a round
 runs alone as well as after the others: one work unit per round (a shard takes
 a contiguous block of them, see :func:`shard_units`). The merge adds
 the rounds up in order and stops where the serial loop stops; rounds past that
-point were run for nothing (a shard cannot know, before the others ran, that
-an earlier round will end the property) and are dropped. The result is the
-serial run's, field for field: the counterexample is the first violating
-round's, minimised in its unit exactly as serially.
+point that found nothing were run for nothing (a shard cannot know, before the
+others ran, that an earlier round will end the property) and are dropped. The
+result is the serial run's, field for field: the counterexample is the first
+violating round's, minimised in its unit exactly as serially. The stopping
+rule decides what to run, never what to forget: a round past that point that
+ran anyway and found something is kept, as if the serial run had gone on to it
+(:func:`merge_rounds`), and a unit nobody reported (:class:`Missing`) leaves
+its property ``unknown`` at best.
+
+A partial is untrusted input (SPEC §8): :func:`read_partial` checks it against
+the shipped schema (``partial.schema.json``, with
+:mod:`rollcert.reports.json_schema`, so that no ``jsonschema`` is needed at run
+time), and :func:`merge` checks that each unit is claimed once, by the shard
+whose block holds it, and agrees with the others; anything else is one
+:class:`ShardError` line, exit status 3.
 
 R7 (concurrent programs, :class:`~rollcert.stateful_tests.program_family.ProgramFamily`)
 is one unit for the whole property: its rounds decide together when to stop
