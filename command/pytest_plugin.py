@@ -488,60 +488,79 @@ _ON_WORKER = False
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Add the units' counterexamples to the corpus (at the end: a unit that
     replays the corpus must not see what another unit of the same run found),
-    and with ``--rollcert-json`` merge the units into the serial run's
-    certificate, once every unit ran. On the controller only, with xdist."""
+    and with ``--rollcert-json`` merge the units into the certificate a serial
+    run of them gives (:func:`rollcert.stateful_tests.shards.certificate_of`):
+    a violation any unit found is in it, whatever the serial stopping rule
+    says, and a property with a unit that never reported (deselected,
+    interrupted, its worker lost) is ``unknown`` at best. On the controller
+    only, with xdist."""
     if session.config.getoption("rollcert_target") is None or hasattr(session.config, "workerinput"):
         return
     import json
 
     from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.shards import ShardError
     from rollcert.stateful_tests.shards import read_unit
 
+    path: str | None = session.config.getoption("rollcert_json")
+    try:
+        done = [read_unit(json.loads(text)) for text in _REPORTED.values()]
+    except (ShardError, ValueError, RecursionError) as error:
+        print(f"\nrollcert: a work unit's report cannot be read: {error}")
+        if path:
+            print(f"rollcert: {path} not written")
+        return
     corpus = _corpus(session.config)
     if corpus is not None:
-        for text in _REPORTED.values():
-            unit = read_unit(json.loads(text))
+        for unit in done:
             found = unit.result.counterexample
             if found is not None and not unit.result.reason.startswith("from the corpus"):
                 add_counterexample(corpus, found, _target(session.config).name)
-    path: str | None = session.config.getoption("rollcert_json")
-    if not path:
-        return
+    if path:
+        _write_units_certificate(session.config, Path(path), done)
+
+
+def _write_units_certificate(config: pytest.Config, path: Path, done: list[Any]) -> None:
+    """``--rollcert-json``: the certificate of the reported units, written to ``path``."""
+    import json
 
     from rollcert.reports.certificate import to_json
-    from rollcert.stateful_tests.profiles import PROFILES
-    from rollcert.stateful_tests.shards import Partial
     from rollcert.stateful_tests.shards import ShardError
-    from rollcert.stateful_tests.shards import merge
+    from rollcert.stateful_tests.shards import certificate_of
     from rollcert.stateful_tests.shards import target_json
     from rollcert.stateful_tests.shards import units
     from rollcert.targets.version import SUITE_VERSION
 
-    config = session.config
     chosen = _chosen(config)
-    only = None if chosen == ALL_PROPERTY_IDS else list(chosen)
-    done = tuple(read_unit(json.loads(text)) for text in _REPORTED.values())
-    if len(done) != len(units(chosen, PROFILES[config.getoption("rollcert_profile")])):
-        print(f"\nrollcert: {path} not written: not every work unit ran ({len(done)} reported)")
-        return
     header = {
         "suite_version": SUITE_VERSION, "target": target_json(_target(config)),
         "target_text": config.getoption("rollcert_target"), "profile": config.getoption("rollcert_profile"),
-        "seed": config.getoption("rollcert_seed"), "only": only, "corpus": None, "seed_source": "",
+        "seed": config.getoption("rollcert_seed"), "only": None if chosen == ALL_PROPERTY_IDS else list(chosen),
+        "corpus": None, "seed_source": "",
     }
+    by_unit = {}
+    for unit in done:
+        if unit.unit in by_unit:
+            print(f"\nrollcert: {path} not written: the work unit {unit.unit.name} reported twice")
+            return
+        by_unit[unit.unit] = unit
     try:
-        certificate, _ = merge([(Path(path), Partial(header, 1, 1, done))])
+        certificate, _ = certificate_of(header, by_unit)
     except ShardError as error:
         print(f"\nrollcert: {path} not written: {error}")
         return
-    record = to_json(certificate)
+    absent = [u.name for u in units(chosen, PROFILES[header["profile"]]) if u not in by_unit]
+    if absent:
+        print(f"\nrollcert: {len(absent)} work units never reported ({absent[0]}, ...): their properties are unknown at best")
     if config.getoption("rollcert_reproducible"):
         from rollcert.command.cli import _source_date
 
         for result in certificate.results.values():
             result.make_reproducible()
         record = {**to_json(certificate), "created": _source_date()}
-    Path(path).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    else:
+        record = to_json(certificate)
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def _chosen(config: pytest.Config) -> tuple[str, ...]:

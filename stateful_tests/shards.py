@@ -10,10 +10,21 @@ fresh machine, seeded by its number, with no example database — so a round
 runs alone as well as after the others: one work unit per round (a shard takes
 a contiguous block of them, see :func:`shard_units`). The merge adds
 the rounds up in order and stops where the serial loop stops; rounds past that
-point were run for nothing (a shard cannot know, before the others ran, that
-an earlier round will end the property) and are dropped. The result is the
-serial run's, field for field: the counterexample is the first violating
-round's, minimised in its unit exactly as serially.
+point that found nothing were run for nothing (a shard cannot know, before the
+others ran, that an earlier round will end the property) and are dropped. The
+result is the serial run's, field for field: the counterexample is the first
+violating round's, minimised in its unit exactly as serially. The stopping
+rule decides what to run, never what to forget: a round past that point that
+ran anyway and found something is kept, as if the serial run had gone on to it
+(:func:`merge_rounds`), and a unit nobody reported (:class:`Missing`) leaves
+its property ``unknown`` at best.
+
+A partial is untrusted input (SPEC §8): :func:`read_partial` checks it against
+the shipped schema (``partial.schema.json``, with
+:mod:`rollcert.reports.json_schema`, so that no ``jsonschema`` is needed at run
+time), and :func:`merge` checks that each unit is claimed once, by the shard
+whose block holds it, and agrees with the others; anything else is one
+:class:`ShardError` line, exit status 3.
 
 R7 (concurrent programs, :class:`~rollcert.stateful_tests.program_family.ProgramFamily`)
 is one unit for the whole property: its rounds decide together when to stop
@@ -34,12 +45,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import fields
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from rollcert.model.operations import operation_from_json
 from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import ALL_PROPERTY_IDS
+from rollcert.model.properties import PROPERTIES
+from rollcert.reports.json_schema import Checker
+from rollcert.reports.json_schema import SchemaMismatch
 from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
@@ -69,6 +85,9 @@ from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import KnownFinding
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import TargetError
+from rollcert.targets.adapter import visible
+from rollcert.targets.input_files import InputFileError
+from rollcert.targets.input_files import read_input_text
 
 #: /2: each unit carries the byte values its round sent (a /1 partial merged a wrong distinct_bytes_sent).
 PARTIAL_SCHEMA = "rollcert-partial/2"
@@ -122,8 +141,7 @@ def shard_units(property_ids: Sequence[str], profile: Profile, index: int, count
     another shard and every shard ran rounds the serial run never needed:
     measured on the bundled target (quick profile), three round-robin shards ran
     2.6 times the serial run's examples between them."""
-    listed = units(property_ids, profile)
-    return listed[(index - 1) * len(listed) // count : index * len(listed) // count]
+    return shard_units_of(units(property_ids, profile), index, count)
 
 
 @dataclass(frozen=True)
@@ -179,43 +197,123 @@ def needed(unit: Unit, earlier: Sequence[UnitResult]) -> bool:
     return not mine or not all(reached[name] for name, _ in mine[0].record.situations) or bool(unreached(world))
 
 
-def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
-    """One property's result from its units in round order (``None``: a unit
-    its shard skipped, see :func:`needed`), as ``run_to_verdict`` would have
-    decided it running the rounds one after the other."""
+@dataclass(frozen=True)
+class Missing:
+    """A unit nobody reported: a pytest item deselected, interrupted or whose
+    worker died. Unlike a unit its shard skipped (``None``, which :func:`needed`
+    proves the serial run never reaches), nobody knows what it would have found,
+    so its property is at best ``unknown``, never ``passed``."""
+
+    unit: Unit
+
+
+def _ends(result: PropertyResult) -> bool:
+    return result.verdict in ("violated", "error")
+
+
+def _agree(property_id: str, present: Sequence[UnitResult]) -> None:
+    """Refuse units of one property that no run gives together (:class:`ShardError`):
+    a result of another property, a unit that never ran yet passed (a unit that
+    did not run is not assessed, broke, or replayed a corpus finding), a property
+    both not assessed and run, rounds that disagree on the situations to reach."""
+    ran = [d for d in present if d.record.ran]
+    for done in present:
+        if done.result.property_id != property_id or done.unit.property_id != property_id:
+            raise ShardError(f"conflicting units: {done.unit.name} holds a result of {done.result.property_id}")
+        if not done.record.ran and done.unit.round is not None and done.result.verdict in ("passed", "unknown"):
+            raise ShardError(f"conflicting units: {done.unit.name} never ran, yet says {done.result.verdict}")
+        if ran and done.result.verdict == "not_assessed":
+            raise ShardError(f"conflicting units: {done.unit.name} is not assessed, {ran[0].unit.name} ran")
+    if any(d.record.situations != ran[0].record.situations for d in ran):
+        raise ShardError(f"conflicting units: the rounds of {property_id} name different situations")
+
+
+def _not_run(unit: Unit) -> PropertyResult:
+    prop = PROPERTIES.get(unit.property_id)
+    return PropertyResult(
+        unit.property_id, "unknown", prop.title if prop is not None else "",
+        reason=f"the work unit {unit.name} did not run",
+    )
+
+
+def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
+    """One property's result from its units in round order (``None``: a unit its
+    shard skipped, see :func:`needed`; :class:`Missing`: a unit nobody reported).
+
+    The serial loop's stopping rule (stop at the first violation or error, or once
+    every situation was reached) decides which rounds count, so that a run of
+    every round merges, field for field, into the serial run's certificate. It
+    decides what a run needs to *run*, never what a certificate may *forget*:
+    where a unit past that point ran anyway (a pytest item per round, a shard
+    that could not know) and found a violation, an error or another rule's
+    finding, the result is the one the serial run would have given had it run
+    on to that round. A violation any unit found beats an error another unit
+    met (an error says nothing about the rules). A missing unit leaves the
+    property ``unknown`` at best."""
+    property_id = next(d.unit.property_id for d in done if d is not None)
+    present = [d for d in done if isinstance(d, UnitResult)]
+    missing = [d.unit for d in done if isinstance(d, Missing)]
     first = done[0]
     if first is None:
         raise ShardError("the first round of a property was skipped: the partial certificates are inconsistent")
-    if first.unit.round is None or not first.record.ran:  # not assessed, no machine, or from the corpus
-        return first.result
+    if not present:
+        return _not_run(missing[0])
+    _agree(property_id, present)
+    ran = [d for d in present if d.record.ran]
+    if isinstance(first, UnitResult) and (
+        first.unit.round is None or (not first.record.ran and first.result.verdict != "error")
+    ):
+        return first.result  # the whole property (R7), not assessed, no machine, or from the corpus
+    if not ran:  # every round present broke before its machine ran (or its worker died)
+        return next(d for d in present if _ends(d.result)).result
+    names = [name for name, _ in ran[0].record.situations]
+    # Where the serial loop stops: a round that ends the property, or once everything was reached.
+    stop = len(done) - 1
+    reached: Counter[str] = Counter()
+    worlds: list[dict[str, Any]] = []
+    for position, item in enumerate(done):
+        if item is None:
+            raise ShardError(f"a round of {property_id} the merge needs was skipped by its shard")
+        if isinstance(item, Missing):
+            continue
+        if _ends(item.result):
+            stop = position
+            break
+        reached.update(item.result.coverage)
+        worlds.append(item.result.world)
+        if all(reached[name] for name in names) and not unreached(merge_worlds(worlds)):
+            stop = position
+            break
+    # What any unit that ran found is kept: the run goes on to the round that found it.
+    violated = [i for i, d in enumerate(done) if isinstance(d, UnitResult) and d.result.verdict == "violated"]
+    ending_at = violated or [i for i, d in enumerate(done) if isinstance(d, UnitResult) and _ends(d.result)]
+    if ending_at:
+        end = ending_at[0]
+    else:
+        elsewhere = [i for i, d in enumerate(done) if isinstance(d, UnitResult) and d.result.found_elsewhere]
+        end = max([stop, *elsewhere])
+    counted = [d for d in done[: end + 1] if isinstance(d, UnitResult)]
+    ending = counted[-1].result if ending_at else None
     examples = steps = 0
     seconds = 0.0
-    reached: Counter[str] = Counter()
+    reached = Counter()
     tallies: Counter[str] = Counter()
-    names = [name for name, _ in first.record.situations]
-    worlds: list[dict[str, Any]] = []
-    ending: PropertyResult | None = None
-    found_elsewhere: dict[str, Counterexample] = {}
+    worlds = []
     bytes_sent = 0
-    for unit in done:
-        if unit is None:
-            raise ShardError(f"a round of {first.unit.property_id} the merge needs was skipped by its shard")
+    for unit in counted:
         result = unit.result
-        for property_id, found in result.found_elsewhere.items():  # the first of each, as one run keeps
-            found_elsewhere.setdefault(property_id, found)
         examples, steps, seconds = examples + result.examples, steps + result.steps, seconds + result.seconds
         reached.update(result.coverage)
         tallies.update(unit.record.tallies)
         worlds.append(result.world)
         bytes_sent |= unit.record.bytes_sent
-        if result.verdict in ("violated", "error"):
-            ending = result
-            break
-        if all(reached[name] for name in names) and not unreached(merge_worlds(worlds)):
-            break
-    family = family_of(first.unit.property_id)
+    found_elsewhere: dict[str, Counterexample] = {}
+    for unit in present:  # every unit's, the first of each, as one run keeps
+        for other, found in unit.result.found_elsewhere.items():
+            found_elsewhere.setdefault(other, found)
+    family = family_of(property_id)
     assert isinstance(family, PropertyFamily)
-    merged = PropertyResult(first.unit.property_id, "passed", first.result.title)
+    merged = PropertyResult(property_id, "passed", ran[0].result.title)
     if ending is not None:
         merged.verdict, merged.reason, merged.counterexample = ending.verdict, ending.reason, ending.counterexample
     merged.found_elsewhere = dict(sorted(found_elsewhere.items()))
@@ -228,11 +326,14 @@ def merge_rounds(done: Sequence[UnitResult | None]) -> PropertyResult:
         # tally counts them: a union, not the largest of the rounds' counts.
         merged.world["distinct_bytes_sent"] = bin(bytes_sent).count("1")
     if merged.verdict == "passed":
-        merged.missing_situations = [text for name, text in first.record.situations if not reached[name]]
+        merged.missing_situations = [text for name, text in ran[0].record.situations if not reached[name]]
         merged.missing_situations += unreached(merged.world)
         if merged.missing_situations:
             merged.verdict = "unknown"
             merged.reason = "the run never reached: " + "; ".join(merged.missing_situations)
+    if missing and merged.verdict in ("passed", "unknown"):
+        said = f"the work units {', '.join(u.name for u in missing)} did not run"
+        merged.verdict, merged.reason = "unknown", f"{said}; {merged.reason}" if merged.reason else said
     merged.figures = figures_of(family, tallies)
     return merged
 
@@ -360,9 +461,43 @@ def unit_json(done: UnitResult) -> dict[str, Any]:
     }
 
 
-def read_unit(record: dict[str, Any]) -> UnitResult:
-    """A unit from :func:`unit_json`'s record (as a pytest item reports it)."""
-    return _unit(record)
+def read_unit(record: object) -> UnitResult:
+    """A unit from :func:`unit_json`'s record (as a pytest item reports it);
+    :class:`ShardError` for anything else."""
+    try:
+        _checker("unit").check(record)
+        assert isinstance(record, dict)
+        return _unit(record)
+    except SchemaMismatch as mismatch:
+        raise ShardError(f"a malformed work unit: {visible(str(mismatch))}") from None
+    except _MALFORMED as error:
+        raise ShardError(f"a malformed work unit ({type(error).__name__}: {visible(str(error))})") from None
+
+
+#: What reading a record that fits the schema can still raise (bad base64, an
+#: unknown operation, a float where a whole number belongs): one line, never a traceback.
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError)
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    """The shipped schema of a partial certificate (package data beside this module)."""
+    text = resources.files("rollcert.stateful_tests").joinpath("partial.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _checker(definition: str | None = None) -> Checker:
+    """The partial's schema, or (``definition``) one of its ``$defs`` alone (a work unit)."""
+    schema = _schema()
+    if definition is None:
+        return Checker(schema)
+    return Checker({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"})
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _byte_set(text: object) -> int:
@@ -374,8 +509,11 @@ def _byte_set(text: object) -> int:
 
 def _unit(record: dict[str, Any]) -> UnitResult:
     corpus = record["corpus"]
+    number = record["round"]
+    if number is not None and type(number) is not int:
+        raise ValueError(f"round {number!r} is not a whole number")
     return UnitResult(
-        Unit(record["property"], record["round"]), _result(record["result"]),
+        Unit(record["property"], number), _result(record["result"]),
         RoundRecord(
             record["ran"], dict(record["tallies"]), [(str(n), str(d)) for n, d in record["situations"]],
             _byte_set(record["bytes_sent"]),
@@ -432,73 +570,130 @@ def partial_json(
 
 
 def read_partial(path: Path) -> Partial:
-    """A partial certificate from ``path``; :class:`ShardError` saying what is wrong."""
+    """A partial certificate from ``path``; :class:`ShardError` (one line) saying
+    what is wrong. The file is untrusted input (SPEC §8): read as any input file
+    is (:func:`~rollcert.targets.input_files.read_input_text`), checked against
+    the shipped schema, then read; which units a shard may claim is
+    :func:`merge`'s to check, against the other shards."""
+    where = visible(str(path))
+    if not path.is_file():
+        raise ShardError(f"{where}: not a file")
     try:
-        if not path.is_file():
-            raise ShardError(f"{path}: not a file")
-        if path.stat().st_size > MAX_PARTIAL_BYTES:
-            raise ShardError(f"{path}: larger than {MAX_PARTIAL_BYTES} bytes, not a partial certificate")
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
-        if isinstance(error, ShardError):
-            raise
-        raise ShardError(f"{path}: cannot read a partial certificate: {error}") from None
+        text = read_input_text(path, "the partial certificate", MAX_PARTIAL_BYTES)
+        record = json.loads(text, parse_constant=_refuse_constant)
+    except InputFileError as error:
+        raise ShardError(visible(str(error))) from None
+    except RecursionError:
+        raise ShardError(f"{where}: nested too deeply to be a partial certificate") from None
+    except ValueError as error:
+        raise ShardError(f"{where}: cannot read a partial certificate: {visible(str(error))}") from None
     if not isinstance(record, dict) or record.get("schema") != PARTIAL_SCHEMA:
         schema = record.get("schema") if isinstance(record, dict) else None
-        raise ShardError(f"{path}: not a {PARTIAL_SCHEMA} partial certificate (schema {schema!r})")
+        raise ShardError(f"{where}: not a {PARTIAL_SCHEMA} partial certificate (schema {_short(schema)})")
     try:
+        _checker().check(record)
         index, count = record["shard"]
         if not (type(index) is int and type(count) is int and 1 <= index <= count):
-            raise ValueError(f"bad shard {record['shard']!r}")
+            raise ValueError(f"bad shard {_short(record['shard'])}")
         header = {key: record[key] for key in AGREED}
-        if header["profile"] not in PROFILES or type(header["seed"]) is not int:
-            raise ValueError("bad profile or seed")
+        if type(header["seed"]) is not int:
+            raise ValueError("the seed is not a whole number")
         done = tuple(_unit(unit) for unit in record["units"])
-        skipped = tuple(Unit.parse(str(name)) for name in record["skipped"])
+        skipped = tuple(Unit.parse(name) for name in record["skipped"])
         _target(header["target"])
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-        raise ShardError(f"{path}: a malformed partial certificate ({type(error).__name__}: {error})") from None
+    except SchemaMismatch as mismatch:
+        raise ShardError(f"{where}: a malformed partial certificate: {visible(str(mismatch))}") from None
+    except _MALFORMED as error:
+        raise ShardError(
+            f"{where}: a malformed partial certificate ({type(error).__name__}: {visible(str(error))})"
+        ) from None
     return Partial({**header, "seed_source": record.get("seed_source", "")}, index, count, done, skipped)
+
+
+def _claims(partials: Sequence[tuple[Path, Partial]], expected: Sequence[Unit]) -> dict[Unit, UnitResult | None]:
+    """Every unit the partials hold (``None``: skipped by its shard), each claimed
+    once, by the shard whose block holds it, every unit of each block accounted
+    for; :class:`ShardError` otherwise. Without this a later partial carrying a
+    unit of an earlier shard's block (``ran: false``, ``passed``) replaced that
+    shard's real violation, and the merge said ``passed``."""
+    known = set(expected)
+    claimed: dict[Unit, tuple[Path, UnitResult | None]] = {}
+    for path, part in partials:
+        where = visible(str(path))
+        block = set(shard_units_of(expected, part.index, part.count))
+        for unit, done in [*((d.unit, d) for d in part.done), *((u, None) for u in part.skipped)]:
+            name = visible(unit.name)
+            if unit in claimed:
+                earlier = visible(str(claimed[unit][0]))
+                raise ShardError(f"{where}: the work unit {name} is claimed twice (also by {earlier})")
+            if unit not in known:
+                raise ShardError(f"{where}: {name} is not a work unit of this certification")
+            if unit not in block:
+                raise ShardError(f"{where}: {name} is not in the block of shard {part.index}/{part.count}")
+            claimed[unit] = (path, done)
+        unaccounted = sorted(block - {u for u, (p, _) in claimed.items() if p == path})
+        if unaccounted:
+            raise ShardError(f"{where}: shard {part.index}/{part.count} does not account for {unaccounted[0].name}")
+    return {unit: done for unit, (_, done) in claimed.items()}
+
+
+def shard_units_of(listed: Sequence[Unit], index: int, count: int) -> list[Unit]:
+    """The ``index``-th of ``count`` contiguous blocks of ``listed`` (:func:`shard_units`'s cut)."""
+    return list(listed[(index - 1) * len(listed) // count : index * len(listed) // count])
 
 
 def merge(partials: Sequence[tuple[Path, Partial]]) -> tuple[CertificateData, dict[str, tuple[int, int]]]:
     """The serial run's certificate from the partials of every shard of one
     certification, and the corpus counts per property; :class:`ShardError` (one
-    line) for partials of different certifications, a shard missing or twice."""
+    line) for partials of different certifications, a shard missing or twice, a
+    unit outside its shard's block, claimed twice, or in conflict with another."""
     (first_path, first), *others = partials
     for path, other in others:
         for key in AGREED:
             if other.header[key] != first.header[key]:
                 raise ShardError(
-                    f"{path} is a shard of another certification than {first_path}: its {key} differs "
-                    f"({_short(other.header[key])} against {_short(first.header[key])})"
+                    f"{visible(str(path))} is a shard of another certification than {visible(str(first_path))}: "
+                    f"its {key} differs ({_short(other.header[key])} against {_short(first.header[key])})"
                 )
         if other.count != first.count:
-            raise ShardError(f"{path} is shard {other.index}/{other.count}, {first_path} is one of {first.count}")
+            raise ShardError(
+                f"{visible(str(path))} is shard {other.index}/{other.count}, {visible(str(first_path))} is one of {first.count}"
+            )
     seen: dict[int, Path] = {}
     for path, part in partials:
         if part.index in seen:
-            raise ShardError(f"{path} and {seen[part.index]} are both shard {part.index}/{part.count}")
+            raise ShardError(
+                f"{visible(str(path))} and {visible(str(seen[part.index]))} are both shard {part.index}/{part.count}"
+            )
         seen[part.index] = path
     missing = sorted(set(range(1, first.count + 1)) - set(seen))
     if missing:
         raise ShardError(f"shard {missing[0]}/{first.count} is missing: give every shard's partial certificate")
     header = first.header
-    profile = PROFILES[header["profile"]]
-    only = header["only"]
-    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
-    by_unit: dict[Unit, UnitResult | None] = {done.unit: done for _, part in partials for done in part.done}
-    by_unit.update({unit: None for _, part in partials for unit in part.skipped})
-    expected = units(property_ids, profile)
-    absent = [u.name for u in expected if u not in by_unit]
-    if absent or len(by_unit) != len(expected):
-        raise ShardError(f"the partial certificates do not hold the units of this certification (missing: {absent[:3]})")
+    property_ids = [p for p in ALL_PROPERTY_IDS if header["only"] is None or p in header["only"]]
+    expected = units(property_ids, PROFILES[header["profile"]])
+    return certificate_of(header, _claims(partials, expected))
+
+
+def certificate_of(
+    header: dict[str, Any], by_unit: dict[Unit, UnitResult | None]
+) -> tuple[CertificateData, dict[str, tuple[int, int]]]:
+    """The certificate of the units of the certification ``header`` names (its
+    profile and ``only``), and the corpus counts per property: what a serial run
+    of them gives (:func:`merge_rounds`). A unit absent from ``by_unit`` did not
+    run (:class:`Missing`); ``None``, its shard skipped it. One place for ``rollcert
+    merge`` and the pytest plugin's ``--rollcert-json``."""
+    property_ids = [p for p in ALL_PROPERTY_IDS if header["only"] is None or p in header["only"]]
+    expected = units(property_ids, PROFILES[header["profile"]])
+    stray = [u for u in by_unit if u not in set(expected)]
+    if stray:
+        raise ShardError(f"{visible(stray[0].name)} is not a work unit of this certification")
     results: dict[str, PropertyResult] = {}
     counts: dict[str, tuple[int, int]] = {}
     for property_id in property_ids:
-        mine = [by_unit[u] for u in expected if u.property_id == property_id]
+        mine = [by_unit[u] if u in by_unit else Missing(u) for u in expected if u.property_id == property_id]
         results[property_id] = merge_rounds(mine)
-        corpus = next((d.corpus for d in mine if d is not None and d.corpus is not None), None)
+        corpus = next((d.corpus for d in mine if isinstance(d, UnitResult) and d.corpus is not None), None)
         if corpus is not None:
             counts[property_id] = corpus
             results[property_id].figures.update(corpus_replayed=float(corpus[0]), corpus_failed=float(corpus[1]))

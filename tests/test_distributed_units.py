@@ -8,6 +8,7 @@ this machine — and stops it at the end."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -125,3 +126,55 @@ def test_the_per_property_items_replay_the_corpus_first(tmp_path: Path) -> None:
     second = items(7)
     assert second.returncode == pytest.ExitCode.TESTS_FAILED
     assert f"from the corpus ({written.name})" in second.stdout, second.stdout
+
+
+LATE_BUG = '''
+"""A target whose bug shows only after round 0: the work unit of round 0 (as
+PYTEST_CURRENT_TEST names it) gets a sound buffer, which reaches every situation
+(so the serial run stops after it); every later round gets one whose splice
+inserts a byte too many."""
+
+import json
+import os
+from dataclasses import replace
+
+from rollcert.specimens._base import NaiveJournaledBuffer
+from rollcert.targets.adapters.python_object import PythonBufferAdapter
+from rollcert.targets.resolve import resolve_target
+
+
+class OneByteTooMany(NaiveJournaledBuffer):
+    def splice(self, offset, delete_length, insert):
+        super().splice(offset, delete_length, bytes(insert) + b"!" if insert else insert)
+
+
+def _factory(config):
+    late = "::shard-0 " not in os.environ.get("PYTEST_CURRENT_TEST", "")
+    kind = OneByteTooMany if late else NaiveJournaledBuffer
+    return PythonBufferAdapter(kind(config.initial, capacity=config.capacity, policy=config.policy))
+
+
+TARGET = replace(resolve_target("specimen:fifo_replay"), name="late_bug", factory=_factory, breaks=frozenset())
+'''
+
+
+@pytest.mark.slow
+def test_a_violation_only_a_later_round_finds_is_in_the_units_certificate(tmp_path: Path) -> None:
+    """Issue 40: the items of rounds 1-3 failed with the real counterexample and
+    pytest exited 1, but the --rollcert-json certificate said R0 ``passed`` —
+    round 0 passed and reached everything, where the serial run stops. The serial
+    rule decides what to run, never what to forget: the certificate says violated."""
+    (tmp_path / "late_bug.py").write_text(LATE_BUG, encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2", "-q", "-rf",
+         "--rollcert-target", "late_bug:TARGET", "--rollcert-only", "R0", "--rollcert-units",
+         "--rollcert-corpus", "off", "--rollcert-json", "units.json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**ENVIRONMENT, "PYTHONPATH": str(tmp_path)},
+    )
+    assert completed.returncode == pytest.ExitCode.TESTS_FAILED, completed.stdout + completed.stderr
+    assert "FAILED rollcert::late_bug:TARGET::R0::shard-1" in completed.stdout  # the construction held:
+    assert "FAILED rollcert::late_bug:TARGET::R0::shard-0" not in completed.stdout  # round 0 passed
+    record = json.loads((tmp_path / "units.json").read_text())
+    assert record["properties"]["R0"]["verdict"] == "violated" and record["exit_status"] == 1
+    assert "b'a!'" in record["properties"]["R0"]["counterexample"]["explanation"]

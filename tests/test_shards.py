@@ -119,11 +119,16 @@ def _round(number: int, verdict: str, coverage: dict[str, int], examples: int = 
     return UnitResult(Unit("R2", number), result, record)
 
 
-def test_the_merge_stops_where_the_serial_rounds_stop() -> None:
+def test_the_merge_stops_where_the_serial_rounds_stop_unless_a_later_round_found_something() -> None:
     rounds = [_round(0, "unknown", {"a": 1, "b": 0}), _round(1, "unknown", {"a": 0, "b": 2}),
-              _round(2, "violated", {"a": 3, "b": 3})]
+              _round(2, "unknown", {"a": 3, "b": 3})]
     merged = merge_rounds(rounds)
-    assert (merged.verdict, merged.examples, merged.coverage) == ("passed", 20, {"a": 1, "b": 2})  # round 2 never ran
+    assert (merged.verdict, merged.examples, merged.coverage) == ("passed", 20, {"a": 1, "b": 2})  # round 2 not needed
+    # Round 2 ran anyway and found a violation: the serial rule decides what to run, never what to forget
+    # (it used to merge into "passed", 20 examples: a violation dropped from the certificate).
+    rounds[2] = _round(2, "violated", {"a": 3, "b": 3})
+    merged = merge_rounds(rounds)
+    assert (merged.verdict, merged.examples, merged.coverage) == ("violated", 30, {"a": 4, "b": 5})
     missing = merge_rounds([_round(0, "unknown", {"a": 1, "b": 0}), _round(1, "unknown", {"a": 2, "b": 0})])
     assert missing.verdict == "unknown" and missing.missing_situations == ["situation b"]
     assert merge_rounds([_round(0, "violated", {"a": 0, "b": 0}), None]).verdict == "violated"
