@@ -70,6 +70,7 @@ from rollcert.targets.adapter import NotAssessable
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import describe_exception
 from rollcert.targets.adapter import exception_message
+from rollcert.targets.portable import portable_target
 
 #: The records live in verdicts.py; they are named here too, where most callers look.
 __all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "certify", "certify_property", "run_to_verdict"]
@@ -528,16 +529,24 @@ def assemble(
     target: Target, profile: str, seed: int, results: dict[str, PropertyResult], target_text: str | None
 ) -> CertificateData:
     """The certificate of ``results``: counterexamples named by the TARGET as typed,
-    R0 folded. One place, for a run and for a merge of shards alike."""
+    R0 folded. One place, for a run and for a merge of shards alike.
+
+    The TARGET (and so every replay command) and the target's name are shown as
+    :func:`~rollcert.targets.portable.portable_target` renders them: a certificate
+    carries no absolute path of the run's machine, and its replay commands still
+    run from the run's working directory (issue 43)."""
+
+    def named(counterexample: Counterexample) -> Counterexample:
+        typed = counterexample.target if target_text is None else target_text
+        return replace(counterexample, target=portable_target(typed))
+
     for result in results.values():
-        if target_text is not None and result.counterexample is not None:
-            result.counterexample = replace(result.counterexample, target=target_text)
-        if target_text is not None:
-            result.found_elsewhere = {
-                pid: replace(found, target=target_text) for pid, found in result.found_elsewhere.items()
-            }
+        if result.counterexample is not None:
+            result.counterexample = named(result.counterexample)
+        result.found_elsewhere = {pid: named(found) for pid, found in result.found_elsewhere.items()}
     _fold_findings(results)
-    return CertificateData(target, profile, seed, results)
+    shown = portable_target(target.name)
+    return CertificateData(target if shown == target.name else replace(target, name=shown), profile, seed, results)
 
 
 def _fold_findings(results: dict[str, PropertyResult]) -> None:

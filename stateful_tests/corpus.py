@@ -67,6 +67,8 @@ from rollcert.targets.adapter import HarnessError
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import describe_exception
 from rollcert.targets.adapter import exception_message
+from rollcert.targets.portable import portable_path
+from rollcert.targets.portable import portable_target
 
 #: A corpus file larger than this is not a counterexample (the trace bounds allow
 #: 10 000 operations; real ones have a handful).
@@ -378,8 +380,8 @@ def entry_lost(directory: Path, name: str, property_id: str, why: str, target_te
     prop = PROPERTIES.get(property_id)
     how = ""
     if target_text:
-        trace = f"$(cat {shlex.quote(str(directory / name))})"
-        how = f'; replay it: rollcert replay {shlex.quote(target_text)} --trace "{trace}"'
+        trace = f"$(cat {shlex.quote(os.path.join(portable_path(directory, 'corpus'), name))})"
+        how = f'; replay it: rollcert replay {shlex.quote(portable_target(target_text))} --trace "{trace}"'
     return PropertyResult(
         property_id, "error", prop.title if prop is not None else "",
         reason=f"from the corpus ({name}): its replay did not finish: {why}{how}",
