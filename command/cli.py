@@ -595,7 +595,7 @@ def _configure_merge(parser: argparse.ArgumentParser) -> None:
 def _merge(args: argparse.Namespace) -> int:
     """``rollcert merge PART...``: the certificate a serial run gives, from every shard's partial."""
     from rollcert.stateful_tests.corpus import CorpusSummary
-    from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.corpus import add_counterexamples
     from rollcert.stateful_tests.shards import ShardError
     from rollcert.stateful_tests.shards import merge
     from rollcert.stateful_tests.shards import read_partial
@@ -611,12 +611,8 @@ def _merge(args: argparse.Namespace) -> int:
     if header["corpus"] is not None:
         added = 0
         if corpus is not None:
-            added = sum(
-                add_counterexample(corpus, r.counterexample, certificate.target.name)
-                for pid, r in certificate.results.items()
-                if r.counterexample is not None and not r.reason.startswith("from the corpus")
-                and r.counterexample.property_id == pid
-            )
+            from_corpus = {pid for pid, r in certificate.results.items() if r.reason.startswith("from the corpus")}
+            added = add_counterexamples(corpus, certificate.results, certificate.target.name, skip=from_corpus)
         certificate.corpus = CorpusSummary(
             header["corpus"]["directory"], sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()),
             header["corpus"]["skipped"], added,

@@ -42,7 +42,7 @@ from hypothesis.stateful import get_state_machine_test
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.corpus import CorpusRunner
-from rollcert.stateful_tests.corpus import add_counterexample
+from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
@@ -511,16 +511,15 @@ def certify(
     else:
         ran = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in to_run}
     results = {pid: from_corpus[pid] if pid in from_corpus else ran[pid] for pid in property_ids}
-    added = 0
     if corpus is not None and replayed is not None:
         for pid, found in replayed.properties.items():
             results[pid].figures.update(corpus_replayed=float(found.replayed), corpus_failed=float(found.failed))
-        added = sum(
-            add_counterexample(corpus, r.counterexample, target.name)
-            for pid, r in results.items() if pid not in from_corpus and r.counterexample is not None
-        )
+    # The corpus takes the counterexamples of the assembled certificate, after the
+    # findings are folded: a finding one machine met under another rule is the
+    # counterexample the certificate prints, and must be saved like any other.
     certificate = assemble(target, profile, seed, results, target_text)
-    if replayed is not None:
+    if corpus is not None and replayed is not None:
+        added = add_counterexamples(corpus, certificate.results, target.name, skip=from_corpus)
         certificate.corpus = corpus_summary(replayed, added)
     return certificate
 
