@@ -27,9 +27,11 @@ from rollcert.reports.certificate import render_text
 from rollcert.reports.certificate import to_json
 from rollcert.reports.html_certificate import from_certificate_data
 from rollcert.reports.html_certificate import render_html
+from rollcert.stateful_tests.certify import PropertiesRunner
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.corpus import read_corpus
 from rollcert.stateful_tests.corpus import replay_corpus
+from rollcert.stateful_tests.progress_events import ProgressSink
 from rollcert.stateful_tests.verdicts import CertificateData
 from rollcert.stateful_tests.verdicts import Counterexample
 from rollcert.stateful_tests.verdicts import PropertyResult
@@ -76,10 +78,10 @@ def _r3_counterexample(target: Target, directory: Path) -> Counterexample:
     return result.counterexample
 
 
-def _r4_machine_meeting(found: Counterexample) -> object:
+def _r4_machine_meeting(found: Counterexample) -> PropertiesRunner:
     """A property runner whose R4 machine passed its own rule but met R3's violation on the way."""
 
-    def run(to_run: Sequence[str], profile: str, seed: int, progress: object) -> dict[str, PropertyResult]:
+    def run(to_run: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
         assert list(to_run) == ["R4"]
         result = PropertyResult("R4", "passed", "Divergence detection", 1, 3)
         result.found_elsewhere = {"R3": replace(found, property_id="R4")}
@@ -134,8 +136,7 @@ def test_every_format_of_a_target_typed_with_absolute_paths_names_none_of_them(
     target = replace(specimen, name=typed)
     corpus = tmp_path / "corpus"
     certificate = certify(
-        target, only=("R4",), target_text=typed, run_properties=_r4_machine_meeting(found),  # type: ignore[arg-type]
-        corpus=corpus,
+        target, only=("R4",), target_text=typed, run_properties=_r4_machine_meeting(found), corpus=corpus,
     )
     formats = _every_format(certificate)
     for name, text in formats.items():
@@ -160,8 +161,7 @@ def test_a_finding_met_under_another_rule_is_saved_in_a_corpus_not_yet_made(
     found = _r3_counterexample(target, tmp_path / "seeds")
     corpus = tmp_path / "not" / "yet" / "corpus"
     certificate = certify(
-        target, only=("R4",), target_text=SPECIMEN, run_properties=_r4_machine_meeting(found),  # type: ignore[arg-type]
-        corpus=corpus,
+        target, only=("R4",), target_text=SPECIMEN, run_properties=_r4_machine_meeting(found), corpus=corpus,
     )
     assert certificate.results["R3"].verdict == "violated"
     assert certificate.corpus is not None and certificate.corpus.added == 1
