@@ -198,6 +198,7 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
         from rollcert.stateful_tests.corpus import CorpusTally
         from rollcert.stateful_tests.corpus import EntryOutcome
         from rollcert.stateful_tests.corpus import entry_lost
+        from rollcert.targets.portable import portable_path
 
         tally = CorpusTally(directory)
         after = ""
@@ -232,7 +233,7 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
             elif finished:  # lost between entries: resume after the last one it finished
                 after = max(after, finished[-1])
             else:  # lost holding no entry, having finished none: nothing replayed is no pass
-                why = f"the corpus {directory} could not be replayed: {ended.reason}"
+                why = f"the corpus {portable_path(directory, 'corpus')} could not be replayed: {ended.reason}"
                 print(visible(f"rollcert: corpus: {why}"), file=sys.stderr)
                 for property_id in property_ids:
                     tally.lose(property_id, _error_result(property_id, why))
@@ -499,6 +500,8 @@ def _certify_shard(args: argparse.Namespace) -> int:
     from rollcert.stateful_tests.shards import shard_units
     from rollcert.stateful_tests.shards import target_json
     from rollcert.stateful_tests.verdicts import PropertyResult
+    from rollcert.targets.portable import portable_path
+    from rollcert.targets.portable import portable_target
     from rollcert.targets.version import SUITE_VERSION
 
     index, count = args.shard
@@ -527,7 +530,7 @@ def _certify_shard(args: argparse.Namespace) -> int:
         replayed = corpus_replayer(source, in_process=args.in_process)(corpus, firsts)
         from_corpus = dict(replayed.properties)
         # Counted as every shard counts them (files no target can read), so that the partials agree.
-        corpus_record = {"directory": str(corpus), "skipped": replayed.unreadable}
+        corpus_record = {"directory": portable_path(corpus, "corpus"), "skipped": replayed.unreadable}
     run = run_unit
     done: dict[Unit, UnitResult] = {}
     skipped: list[Unit] = []
@@ -565,7 +568,7 @@ def _certify_shard(args: argparse.Namespace) -> int:
                 outcome.result.make_reproducible()
             done[unit] = outcome
     header = {
-        "suite_version": SUITE_VERSION, "target": target_json(target), "target_text": args.target,
+        "suite_version": SUITE_VERSION, "target": target_json(target), "target_text": portable_target(args.target),
         "profile": args.profile, "seed": int(args.seed), "seed_source": seed_source(args.seed),
         "only": list(only) if only is not None else None, "corpus": corpus_record,
     }
@@ -592,7 +595,7 @@ def _configure_merge(parser: argparse.ArgumentParser) -> None:
 def _merge(args: argparse.Namespace) -> int:
     """``rollcert merge PART...``: the certificate a serial run gives, from every shard's partial."""
     from rollcert.stateful_tests.corpus import CorpusSummary
-    from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.corpus import add_counterexamples
     from rollcert.stateful_tests.shards import ShardError
     from rollcert.stateful_tests.shards import merge
     from rollcert.stateful_tests.shards import read_partial
@@ -608,12 +611,8 @@ def _merge(args: argparse.Namespace) -> int:
     if header["corpus"] is not None:
         added = 0
         if corpus is not None:
-            added = sum(
-                add_counterexample(corpus, r.counterexample, certificate.target.name)
-                for pid, r in certificate.results.items()
-                if r.counterexample is not None and not r.reason.startswith("from the corpus")
-                and r.counterexample.property_id == pid
-            )
+            from_corpus = {pid for pid, r in certificate.results.items() if r.reason.startswith("from the corpus")}
+            added = add_counterexamples(corpus, certificate.results, certificate.target.name, skip=from_corpus)
         certificate.corpus = CorpusSummary(
             header["corpus"]["directory"], sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()),
             header["corpus"]["skipped"], added,

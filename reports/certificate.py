@@ -43,6 +43,7 @@ from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.stateful_tests.world import merge_worlds
 from rollcert.stateful_tests.world import within_phrase
 from rollcert.stateful_tests.world import world_phrase
+from rollcert.targets.portable import portable_path
 from rollcert.targets.version import SUITE_VERSION
 
 SCHEMA = "rollcert-certificate/2"
@@ -308,9 +309,15 @@ def to_json(certificate: CertificateData) -> dict[str, Any]:
 
 def _corpus_json(corpus: Any) -> dict[str, Any]:
     return {
-        "directory": corpus.directory, "replayed": corpus.replayed, "failed": corpus.failed,
+        "directory": corpus_shown(corpus), "replayed": corpus.replayed, "failed": corpus.failed,
         "skipped": corpus.skipped, "added": corpus.added,
     }
+
+
+def corpus_shown(corpus: Any) -> str:
+    """The corpus folder as every format shows it: relative to the run's working
+    directory, or ``<corpus>`` (no absolute path of the run's machine, issue 43)."""
+    return portable_path(corpus.directory, "corpus")
 
 
 def corpus_line(certificate: CertificateData) -> list[str]:
@@ -320,7 +327,7 @@ def corpus_line(certificate: CertificateData) -> list[str]:
         return []
     skipped = f", {corpus.skipped} skipped" if corpus.skipped else ""
     return [
-        f"corpus {corpus.directory}: {corpus.replayed} traces replayed, {corpus.failed} still failing{skipped}; "
+        f"corpus {corpus_shown(corpus)}: {corpus.replayed} traces replayed, {corpus.failed} still failing{skipped}; "
         f"{corpus.added} new counterexamples added"
     ]
 

@@ -42,7 +42,7 @@ from hypothesis.stateful import get_state_machine_test
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.corpus import CorpusRunner
-from rollcert.stateful_tests.corpus import add_counterexample
+from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
@@ -70,6 +70,7 @@ from rollcert.targets.adapter import NotAssessable
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import describe_exception
 from rollcert.targets.adapter import exception_message
+from rollcert.targets.portable import portable_target
 
 #: The records live in verdicts.py; they are named here too, where most callers look.
 __all__ = ["VERDICTS", "CertificateData", "Counterexample", "PropertyResult", "certify", "certify_property", "run_to_verdict"]
@@ -510,16 +511,15 @@ def certify(
     else:
         ran = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in to_run}
     results = {pid: from_corpus[pid] if pid in from_corpus else ran[pid] for pid in property_ids}
-    added = 0
     if corpus is not None and replayed is not None:
         for pid, found in replayed.properties.items():
             results[pid].figures.update(corpus_replayed=float(found.replayed), corpus_failed=float(found.failed))
-        added = sum(
-            add_counterexample(corpus, r.counterexample, target.name)
-            for pid, r in results.items() if pid not in from_corpus and r.counterexample is not None
-        )
+    # The corpus takes the counterexamples of the assembled certificate, after the
+    # findings are folded: a finding one machine met under another rule is the
+    # counterexample the certificate prints, and must be saved like any other.
     certificate = assemble(target, profile, seed, results, target_text)
-    if replayed is not None:
+    if corpus is not None and replayed is not None:
+        added = add_counterexamples(corpus, certificate.results, target.name, skip=from_corpus)
         certificate.corpus = corpus_summary(replayed, added)
     return certificate
 
@@ -528,16 +528,24 @@ def assemble(
     target: Target, profile: str, seed: int, results: dict[str, PropertyResult], target_text: str | None
 ) -> CertificateData:
     """The certificate of ``results``: counterexamples named by the TARGET as typed,
-    R0 folded. One place, for a run and for a merge of shards alike."""
+    R0 folded. One place, for a run and for a merge of shards alike.
+
+    The TARGET (and so every replay command) and the target's name are shown as
+    :func:`~rollcert.targets.portable.portable_target` renders them: a certificate
+    carries no absolute path of the run's machine, and its replay commands still
+    run from the run's working directory (issue 43)."""
+
+    def named(counterexample: Counterexample) -> Counterexample:
+        typed = counterexample.target if target_text is None else target_text
+        return replace(counterexample, target=portable_target(typed))
+
     for result in results.values():
-        if target_text is not None and result.counterexample is not None:
-            result.counterexample = replace(result.counterexample, target=target_text)
-        if target_text is not None:
-            result.found_elsewhere = {
-                pid: replace(found, target=target_text) for pid, found in result.found_elsewhere.items()
-            }
+        if result.counterexample is not None:
+            result.counterexample = named(result.counterexample)
+        result.found_elsewhere = {pid: named(found) for pid, found in result.found_elsewhere.items()}
     _fold_findings(results)
-    return CertificateData(target, profile, seed, results)
+    shown = portable_target(target.name)
+    return CertificateData(target if shown == target.name else replace(target, name=shown), profile, seed, results)
 
 
 def _fold_findings(results: dict[str, PropertyResult]) -> None:

@@ -42,8 +42,10 @@ import os
 import shlex
 import stat
 from collections.abc import Callable
+from collections.abc import Container
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -67,6 +69,8 @@ from rollcert.targets.adapter import HarnessError
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapter import describe_exception
 from rollcert.targets.adapter import exception_message
+from rollcert.targets.portable import portable_path
+from rollcert.targets.portable import portable_target
 
 #: A corpus file larger than this is not a counterexample (the trace bounds allow
 #: 10 000 operations; real ones have a handful).
@@ -127,18 +131,22 @@ class CorpusSummary:
 CorpusRunner = Callable[[Path, Sequence[str]], CorpusReplay]
 
 
-def entry_text(counterexample: Counterexample, target_name: str) -> str | None:
+def entry_text(counterexample: Counterexample, target_name: str, property_id: str | None = None) -> str | None:
     """The corpus file for ``counterexample`` (canonical JSON, so that equal
-    counterexamples are equal bytes), or ``None`` for one that is not a step
-    trace (R7's concurrent programs replay as programs, not as traces)."""
-    if counterexample.family not in {f.name for f in STEP_FAMILIES} or counterexample.property_id not in PROPERTIES:
+    counterexamples are equal bytes), saved under ``property_id`` (default: the
+    machine that found it), or ``None`` for one that is not a step trace (R7's
+    concurrent programs replay as programs, not as traces) or that its family's
+    replay could not judge under that property."""
+    property_id = counterexample.property_id if property_id is None else property_id
+    families = {f.name: f for f in STEP_FAMILIES}
+    if counterexample.family not in families or property_id not in PROPERTIES:
         return None
-    if counterexample.property_id in _program_properties():
+    if property_id in _program_properties() or property_id not in families[counterexample.family].property_ids:
         return None
     record: dict[str, Any] = trace_json(
         family_named(counterexample.family), counterexample.config(), [step.operation for step in counterexample.steps]
     )
-    record["property"] = counterexample.property_id
+    record["property"] = property_id
     record["target"] = target_name
     return json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
 
@@ -154,11 +162,14 @@ def file_name(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:NAME_DIGITS] + ".json"
 
 
-def add_counterexample(directory: Path, counterexample: Counterexample, target_name: str) -> bool:
-    """Write ``counterexample`` into the corpus; whether it was new. The write goes
-    to a temporary file renamed into place, so a reader (another shard copying
-    files in) never sees half a trace."""
-    text = entry_text(counterexample, target_name)
+def add_counterexample(
+    directory: Path, counterexample: Counterexample, target_name: str, property_id: str | None = None
+) -> bool:
+    """Write ``counterexample`` into the corpus (under ``property_id``, default its
+    machine's); whether it was new. The write goes to a temporary file renamed
+    into place, so a reader (another shard copying files in) never sees half a
+    trace."""
+    text = entry_text(counterexample, target_name, property_id)
     if text is None:
         return False
     directory.mkdir(parents=True, exist_ok=True)
@@ -174,6 +185,22 @@ def add_counterexample(directory: Path, counterexample: Counterexample, target_n
         file.write(text)
     os.replace(temporary, path)
     return True
+
+
+def add_counterexamples(
+    directory: Path, results: Mapping[str, PropertyResult], target_name: str, *, skip: Container[str] = ()
+) -> int:
+    """Write into the corpus the counterexample each property's verdict shows,
+    saved under that property, for the properties not in ``skip`` (those the
+    corpus itself decided); how many were new. Under the property, not the
+    machine that met it: a corpus trace counts for the property whose clause it
+    breaks (SPEC §6a), so R3's violation found while exploring R4 is saved as
+    R3's, and is a violation again when the corpus is next replayed."""
+    return sum(
+        add_counterexample(directory, result.counterexample, target_name, property_id)
+        for property_id, result in results.items()
+        if property_id not in skip and result.counterexample is not None
+    )
 
 
 def list_corpus(directory: Path) -> tuple[list[str], list[str]]:
@@ -378,8 +405,8 @@ def entry_lost(directory: Path, name: str, property_id: str, why: str, target_te
     prop = PROPERTIES.get(property_id)
     how = ""
     if target_text:
-        trace = f"$(cat {shlex.quote(str(directory / name))})"
-        how = f'; replay it: rollcert replay {shlex.quote(target_text)} --trace "{trace}"'
+        trace = f"$(cat {shlex.quote(os.path.join(portable_path(directory, 'corpus'), name))})"
+        how = f'; replay it: rollcert replay {shlex.quote(portable_target(target_text))} --trace "{trace}"'
     return PropertyResult(
         property_id, "error", prop.title if prop is not None else "",
         reason=f"from the corpus ({name}): its replay did not finish: {why}{how}",

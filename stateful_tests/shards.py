@@ -88,6 +88,7 @@ from rollcert.targets.adapter import TargetError
 from rollcert.targets.adapter import visible
 from rollcert.targets.input_files import InputFileError
 from rollcert.targets.input_files import read_input_text
+from rollcert.targets.portable import portable_target
 
 #: /2: each unit carries the byte values its round sent (a /1 partial merged a wrong distinct_bytes_sent).
 PARTIAL_SCHEMA = "rollcert-partial/2"
@@ -386,7 +387,7 @@ def _history(record: dict[str, Any]) -> ConcurrentHistory:
 def _counterexample_json(found: Counterexample) -> dict[str, Any]:
     return {
         "history": None if found.history is None else _history_json(found.history),
-        "property": found.property_id, "target": found.target, "initial": _b64(found.initial),
+        "property": found.property_id, "target": portable_target(found.target), "initial": _b64(found.initial),
         "capacity": found.capacity, "policy": found.policy, "explanation": found.explanation,
         "durable": found.durable, "family": found.family, "durability": found.durability,
         "broken": list(found.broken), "harm": found.harm,
@@ -523,9 +524,10 @@ def _unit(record: dict[str, Any]) -> UnitResult:
 
 
 def target_json(target: Target) -> dict[str, Any]:
-    """The target as a certificate names it (the fields ``to_json`` writes)."""
+    """The target as a certificate names it (the fields ``to_json`` writes; the
+    name with no absolute path of the run's machine, as ``assemble`` shows it)."""
     return {
-        "name": target.name, "version": target.version, "description": target.description,
+        "name": portable_target(target.name), "version": target.version, "description": target.description,
         "capabilities": sorted(c.value for c in target.capabilities),
         "set_aside": {finding.name: finding.description for finding in target.set_aside},
     }

@@ -52,8 +52,8 @@ def test_a_violation_found_with_one_seed_is_replayed_first_by_a_run_with_another
     assert (second.corpus.replayed, second.corpus.failed, second.corpus.added) == (1, 1, 0)
     assert _traces(corpus) == [written]  # the same counterexample is the same file
     assert "from the corpus" in render_text(second)
-    assert to_json(second)["corpus"] == {
-        "directory": str(corpus), "replayed": 1, "failed": 1, "skipped": 0, "added": 0
+    assert to_json(second)["corpus"] == {  # outside the working directory: named by its role (issue 43)
+        "directory": "<corpus>", "replayed": 1, "failed": 1, "skipped": 0, "added": 0
     }
 
 
@@ -130,7 +130,10 @@ def test_the_command_prints_and_records_an_auto_seed_and_uses_the_corpus(tmp_pat
     assert f"rollcert: seed {seed} (--seed auto, from $GITHUB_RUN_ID=1234)" in completed.stderr
     record = json.loads(certificate.read_text())
     assert record["seed"] == seed and record["seed_source"] == "--seed auto, from $GITHUB_RUN_ID=1234"
-    assert record["corpus"]["added"] == 1 and len(_traces(corpus)) == 1
+    # Every counterexample the certificate shows is saved: R2's, and R0's met while exploring R2.
+    shown = sorted(pid for pid, found in record["properties"].items() if found["verdict"] == "violated")
+    assert shown == ["R0", "R2"]
+    assert record["corpus"]["added"] == 2 and len(_traces(corpus)) == 2
     (corpus / "junk.json").write_text("[]")
     again = subprocess.run(
         [*ROLLCERT, "certify", SPECIMEN, "--only", "R2", "--seed", "3", "--corpus", str(corpus), "-q"],
