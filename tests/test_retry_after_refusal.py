@@ -26,6 +26,7 @@ from rollcert.model.operations import ArmJournalFault
 from rollcert.model.operations import DiskFault
 from rollcert.model.operations import Operation
 from rollcert.model.operations import Reopen
+from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import step
@@ -213,3 +214,16 @@ def test_the_certificate_says_what_the_journal_did_and_ignores_forged_counts() -
     assert shown == "after 3 clean refusals the journal took 2 retries and refused 1 operations (stayed poisoned); both are allowed"
     assert retry_phrase({}) == "" and retry_phrase({"clean_refusals": 0.0}) == ""
     assert retry_phrase({"clean_refusals": float("nan")}) == "" and retry_phrase({"clean_refusals": 2.0**60}) == ""
+
+
+def test_a_fault_a_full_journal_never_reached_stays_armed_on_the_durable_adapter() -> None:
+    """Found while auditing (R0, bundled-durable, quick seed 0): a full journal
+    refused the splice before writing, so the armed fault waits (R6 before R1);
+    the adapter's reopen after the refusal (the machines of R0 model no
+    poisoning) wrote its serial floor into the still-armed failure and came
+    out poisoned, and the next rollback was refused."""
+    config = BufferConfig(b"", capacity=1, policy="reject")
+    trace: list[Operation] = [Splice(0, 0, b"a"), ArmJournalFault(), Splice(0, 0, b""), Rollback(1), Splice(0, 0, b"b")]
+    steps = replay(ROLLBACK, DURABLE_TARGET, config, trace)
+    assert all(record.ok for record in steps)
+    assert [record.actual.error for record in steps[2:]] == ["JournalError", None, "JournalError"]  # the fault, at last
