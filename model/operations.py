@@ -104,7 +104,9 @@ class OutOfLogWrite:
 
 @dataclass(frozen=True)
 class ArmJournalFault:
-    """Make the next append of an inverse record fail (full disk, I/O error)."""
+    """Make the next append of an inverse record fail (full disk, I/O error).
+    The append is refused cleanly: nothing of the record is left behind (a
+    durable journal may then stay poisoned or take the retry)."""
 
     kind: ClassVar[str] = "arm_journal_fault"
 
@@ -119,6 +121,12 @@ class ArmJournalFault:
 DISK_FAULTS: tuple[str, ...] = ("sync", "write", "sync_then_cut_back", "write_then_cut_back")
 #: The disk faults after which the file may hold the refused record.
 UNCLEANED_FAULTS: frozenset[str] = frozenset({"write_then_cut_back", "sync_then_cut_back"})
+#: The disk faults whose refusal provably wrote nothing: the record's write
+#: failed and its cut-back succeeded (or nothing was written), and no sync
+#: failed. After one of these the journal may stay usable and take a retry
+#: (``rollcert.model.reference``, "clean refusals"). A failed sync is not one:
+#: after it the kernel may have dropped pages nobody will hear about again.
+CLEAN_REFUSAL_FAULTS: frozenset[str] = frozenset({"write"})
 
 
 @dataclass(frozen=True)
@@ -128,7 +136,9 @@ class DiskFault:
     either durability mode (in batched mode the record is synced at once, as
     the sync every N records does), and with a ``..._then_cut_back`` fault the
     truncation that should remove it fails too. Afterwards the journal is
-    poisoned: it refuses every operation until it is reopened."""
+    poisoned: it refuses every operation until it is reopened; after a failed
+    write that was cut back (:data:`CLEAN_REFUSAL_FAULTS`) it may instead stay
+    usable and take the retry."""
 
     fault: str = "sync"
     kind: ClassVar[str] = "disk_fault"

@@ -535,7 +535,9 @@ def _r4_broken(step: RollbackStep) -> bool:
 def _r5_broken(step: RollbackStep) -> bool:
     """R5's clause: a crash, a restart, a reopen or a damaged journal recovered
     something other than the state before or after (or refused, or failed to
-    refuse); a journal poisoned by a failed write or sync that did not refuse;
+    refuse); a journal poisoned by a failed sync or cut-back that did not
+    refuse (after a clean refusal the rules also allow taking the operation,
+    so there is nothing to break unless every reading refuses);
     a splice whose record's write or sync failed that went through anyway."""
     operation, before = step.operation, step.before
     if isinstance(operation, (CrashDuring, Restart, CorruptRecord, Flush, Compact, Reopen)):
@@ -594,9 +596,9 @@ R1 = Property(
     it back. The buffer of the incident mutated first and treated the append
     as best-effort: the buffer ran ahead of its log, and a later rollback
     restored a state that never existed. Dropping records rarely is not better
-    than dropping them often: it is the same bug. A durable journal whose
-    write, sync or cut-back failed is poisoned (R5): it refuses every later
-    operation until it is reopened.""",
+    than dropping them often: it is the same bug. What a durable journal does
+    after a failed write, sync or cut-back (poisoned, or ready for the retry)
+    is R5's rule.""",
     (
         Situation("journal_refused", "a splice whose inverse append failed", _journal_refused),
         Situation("rollback", "a rollback (after refusals, the log must still be exact)", _any_rollback),
@@ -760,11 +762,14 @@ R5 = Property(
     refuses it with RecoveryError instead of skipping the record (which would
     replay later records onto the wrong bytes) or guessing. Applying a
     half-written record, or mutating before the record is synced, both
-    recover a state that never existed. A failed write, sync or cut-back
-    poisons the journal: after a failed fsync the kernel may have dropped the
-    pages it could not write, so every later operation is refused with
-    JournalError (changing nothing) until the journal is reopened and read
-    back. The operation that met the failure is refused and never recovered,
+    recover a state that never existed. A failed sync or cut-back poisons the
+    journal: after a failed fsync the kernel may have dropped the pages it
+    could not write, so every later operation is refused with JournalError
+    (changing nothing) until the journal is reopened and read back. A clean
+    refusal — the record's append failed and nothing of it is in the file —
+    may poison the journal the same way, or leave it usable for the retry;
+    either is right, and the certificate counts which the target did. The
+    operation that met the failure is refused and never recovered,
     by a reopen or after a crash — unless it said its outcome was unknown (its
     cut-back failed too, so the file may hold it): then the reopen yields the
     state before it or the state after it, nothing else. A journal in batched

@@ -27,6 +27,24 @@ is reopened (a ``Reopen``, or the recovery after a crash). If the failure left
 the file possibly holding the refused record (its cut-back failed too), its
 outcome is unknown: the buffer shows the state before it, and the reopen may
 yield that state or the one after it (``ModelState.in_doubt``).
+
+**Clean refusals: poisoned, or usable for the retry.** Poisoning is the safe
+answer to a failure whose effect on the file nobody can vouch for. Two
+failures leave such a doubt: a failed fsync (the kernel may have dropped
+dirty pages, of this record or earlier ones, and will not say so again) and a
+failed cut-back (the file may still hold the record). A *clean refusal* leaves
+none: the record's append failed and nothing of it is in the file — the
+failed write wrote nothing or was cut back durably, and no sync failed. The
+clean refusals are exactly an armed journal fault (``ArmJournalFault``: the
+append is refused) and a disk fault in ``CLEAN_REFUSAL_FAULTS`` (a failed
+write, cut back). After a clean refusal the rules allow both answers to what
+comes next: the journal stays poisoned (refusing until reopened, as after
+any failure), or it stays usable and takes the retry of the same splice or any
+other operation, as SQLite does after a failed commit (the seed: a failed
+append "forces the agent to retry"). The model keeps the poisoned state as its
+outcome and the usable one beside it (``Outcome.retry``); the judge carries
+both until the target shows which it is. After a failed sync, a failed
+cut-back or a failed flush only poisoning is allowed.
 """
 
 
@@ -42,6 +60,7 @@ from rollcert.model.errors import DivergenceError
 from rollcert.model.errors import JournalError
 from rollcert.model.errors import RecoveryError
 from rollcert.model.errors import UnreachableRollbackError
+from rollcert.model.operations import CLEAN_REFUSAL_FAULTS
 from rollcert.model.operations import DISK_FAULTS
 from rollcert.model.operations import UNCLEANED_FAULTS
 from rollcert.model.operations import AdoptCurrent
@@ -107,6 +126,10 @@ class ModelState:
     record (one of ``DISK_FAULTS``). ``in_doubt`` is the state after an
     operation that was refused with its outcome unknown (its record may be in
     the file): a reopen may yield it instead of the current state.
+    ``clean_refusal`` says the poisoning came from a clean refusal (see the
+    module's docstring), so that the journal might as well have stayed usable
+    (``Outcome.retry``); it changes nothing the model predicts, and lets a
+    certificate count which of the two a target showed.
     """
 
     states: tuple[bytes, ...]
@@ -126,6 +149,7 @@ class ModelState:
     poisoned: bool = False
     disk_fault: str | None = None
     in_doubt: ModelState | None = None
+    clean_refusal: bool = False
 
     @property
     def current(self) -> bytes:
@@ -175,7 +199,9 @@ class Outcome:
     states a recovery in batched mode may yield: every state since the last
     flush before the crash point, oldest first, as recovered (R5, batched).
     ``in_doubt`` is the state a reopen may also yield because an earlier
-    operation's outcome was unknown (R1, R5).
+    operation's outcome was unknown (R1, R5). ``retry`` is, after a clean
+    refusal on a durable journal, the state in which the journal stayed usable
+    (the fault spent, nothing recorded, not poisoned): allowed, never required.
     """
 
     state: ModelState
@@ -184,6 +210,7 @@ class Outcome:
     message: str = ""
     window: tuple[ModelState, ...] = ()
     in_doubt: ModelState | None = None
+    retry: ModelState | None = None
 
 
 #: The message of an operation a poisoned journal refuses.
@@ -193,6 +220,17 @@ POISONED = "the journal is poisoned by an earlier I/O failure: it refuses until 
 def _refused_by_poison(state: ModelState) -> Outcome:
     """R1/R5: a poisoned journal refuses, recording nothing and changing nothing."""
     return Outcome(state, JournalError, message=POISONED)
+
+
+def _refused_cleanly(spent: ModelState, message: str) -> Outcome:
+    """R1/R5: a record refused with nothing of it in the file (a clean refusal,
+    see the module's docstring). ``spent`` is the state before, the fault used
+    up. An in-memory journal is simply unchanged; a durable one is poisoned, or
+    may stay usable and take the retry (``Outcome.retry``)."""
+    if not spent.durable:
+        return Outcome(spent, JournalError, message=message)
+    poisoned = replace(spent, poisoned=True, clean_refusal=True)
+    return Outcome(poisoned, JournalError, message=message, retry=spent)
 
 
 def _splice(state: ModelState, operation: Splice) -> Outcome:
@@ -208,15 +246,16 @@ def _splice(state: ModelState, operation: Splice) -> Outcome:
         return _refused_by_poison(state)  # an armed fault waits: nothing reached the disk
     # R1 (log completeness): if the inverse record cannot be committed, the splice
     # fails and nothing changes (not even an eviction). The armed fault is spent;
-    # a durable journal is poisoned by it (R5).
+    # the refusal is clean, so a durable journal is poisoned or takes the retry (R5).
     if state.fault_armed:
-        return Outcome(
-            replace(state, fault_armed=False, poisoned=state.durable), JournalError, message="journal append failed"
-        )
+        return _refused_cleanly(replace(state, fault_armed=False), "journal append failed")
     if state.disk_fault is not None:
         # R1/R5: the record's write or sync failed. Refused; if its cut-back
-        # failed too, the file may hold it, and a reopen may yield it.
+        # failed too, the file may hold it, and a reopen may yield it. Only a
+        # failed write that was cut back is a clean refusal.
         fault, after = state.disk_fault, _spliced(state, offset, delete_length, insert)
+        if fault in CLEAN_REFUSAL_FAULTS:
+            return _refused_cleanly(replace(state, disk_fault=None), f"the record's {fault} failed: refused, nothing recorded")
         refused = replace(state, disk_fault=None, poisoned=True)
         if fault in UNCLEANED_FAULTS:
             refused = replace(refused, in_doubt=replace(after, disk_fault=None))
@@ -404,6 +443,7 @@ def recovered(crashed: ModelState, at: ModelState) -> ModelState:
         fault_armed=crashed.fault_armed,
         disk_fault=crashed.disk_fault,
         poisoned=False,
+        clean_refusal=False,
         in_doubt=None,
     )
 

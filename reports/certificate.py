@@ -402,6 +402,21 @@ def not_judged_phrase(figures: dict[str, float]) -> str:
     return f"{count:.0f} {examples} ended at a step not judged (too many alignments to try)"
 
 
+def retry_phrase(figures: dict[str, float]) -> str:
+    """What a durable journal did after clean refusals (R5: poisoned or usable for
+    the retry, both allowed; ``stateful_tests.machines.RETRY_FIGURES``), or "" if
+    the run met none. Certificates are untrusted: a count that is not a small
+    whole number is not shown."""
+    counts = [figures.get(name, 0) for name in ("clean_refusals", "retries_accepted", "poisoned_after_refusal")]
+    if not all(isinstance(count, (int, float)) and 0 <= count < 2**53 for count in counts) or not counts[0]:
+        return ""
+    refusals, taken, refused = counts
+    return (
+        f"after {refusals:.0f} clean refusals the journal took {taken:.0f} retries "
+        f"and refused {refused:.0f} operations (stayed poisoned); both are allowed"
+    )
+
+
 def _detail(result: PropertyResult) -> str:
     if result.verdict in ("passed", "unknown"):
         reached = ", ".join(f"{name} {count}" for name, count in result.coverage.items())
@@ -415,6 +430,8 @@ def _detail(result: PropertyResult) -> str:
             )
         if not_judged := not_judged_phrase(result.figures):
             text += f"; {not_judged}"
+        if retries := retry_phrase(result.figures):
+            text += f"; {retries}"
         if result.verdict == "unknown":
             text += f" — never reached: {'; '.join(result.missing_situations)}"
         return text

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rollcert.reports.certificate import not_judged_phrase
+from rollcert.reports.certificate import retry_phrase
 from rollcert.reports.certificate import steps_phrase
 from rollcert.reports.escape import html_text
 from rollcert.reports.explain import DrawnStep
@@ -92,6 +93,8 @@ def _detail(
         text = (text + "; " if text else "") + f"precision {figures['precision']:.0%}"
     if verdict in ("passed", "unknown") and (not_judged := not_judged_phrase(figures)):
         text = (text + "; " if text else "") + not_judged
+    if verdict in ("passed", "unknown") and (retries := retry_phrase(figures)):
+        text = (text + "; " if text else "") + retries
     return text
 
 

@@ -53,6 +53,7 @@ from rollcert.model.operations import RollbackToForeign
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
 from rollcert.model.reference import LOST_SERIAL
+from rollcert.model.reference import POISONED
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Outcome
 from rollcert.model.reference import content_verified_rollback
@@ -89,6 +90,15 @@ CONTENT_IDENTICAL = "crossed an out-of-log write that left the bytes its records
 #: The note of a reading in which a reopen yielded the state after an
 #: operation whose outcome was unknown (its record stayed in the file).
 IN_DOUBT = "the operation whose outcome was unknown took effect"
+#: The note of a reading in which a durable journal stayed usable after a clean
+#: refusal (nothing of the refused record in the file), ready for the retry
+#: (R1, R5; allowed, never required: ``rollcert.model.reference``).
+RETRY_ALLOWED = "the journal stayed usable after a refusal that wrote nothing (allowed)"
+#: The figures of clean refusals: how many a run met, how many retries the
+#: target took after one, and how many operations it refused after one (it
+#: stayed poisoned). Which of the two a target does is its choice; the
+#: certificate says which it saw.
+RETRY_FIGURES = ("clean_refusals", "retries_accepted", "poisoned_after_refusal")
 
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
@@ -736,6 +746,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         readings += tuple(Reading(state, kind, BEFORE_THE_CRASH_POINT) for state in reversed(outcome.window))
         if outcome.in_doubt is not None:  # a refusal whose outcome was unknown (R1, R5)
             readings += (Reading(outcome.in_doubt, kind, IN_DOUBT),)
+        if outcome.retry is not None:  # a clean refusal: the journal may stay usable (R1, R5)
+            readings += (Reading(outcome.retry, kind, RETRY_ALLOWED),)
         return Prediction(outcome, readings)
 
     def content(self, state: ModelState) -> bytes:
@@ -847,9 +859,29 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 tallies["batched_recovered_before_crash_point"] += 1
         if matched is not None and matched.note == CONTENT_IDENTICAL:
             tallies["identical_write_crossed"] += 1
+        self._tally_retries(tallies, prediction.outcome, matched)
+
+    @staticmethod
+    def _tally_retries(tallies: Counter[str], outcome: Outcome, matched: Reading[ModelState] | None) -> None:
+        """RETRY_FIGURES. The judge's first reading stays the poisoned one after a
+        clean refusal; an operation that reading refuses shows the target's
+        choice: taken (only the usable reading explains it) or refused. A
+        refusal counts only with no fault waiting, which would refuse the
+        operation in the usable reading too and so show nothing."""
+        if matched is None:
+            return
+        state = outcome.state
+        if outcome.retry is not None:
+            tallies["clean_refusals"] += 1
+        elif outcome.message == POISONED and state.clean_refusal:
+            if matched.error is None:
+                tallies["retries_accepted"] += 1
+            elif not state.fault_armed and state.disk_fault is None:
+                tallies["poisoned_after_refusal"] += 1
 
     def figures(self, tallies: Counter[str]) -> dict[str, float]:
-        return {name: float(tallies[name]) for name in (*BATCHED_FIGURES, "identical_write_crossed") if name in tallies}
+        named = (*BATCHED_FIGURES, "identical_write_crossed", *RETRY_FIGURES)
+        return {name: float(tallies[name]) for name in named if name in tallies}
 
     # -- certification ---------------------------------------------------------------------
 

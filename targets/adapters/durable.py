@@ -209,11 +209,16 @@ class DurableAdapter(BundledAdapter):
             # splice refused before it writes (bad arguments, a full journal that
             # rejects, a poisoned journal) leaves the fault armed for the next
             # one, as in the model.
-            self.disk.fail_next("append", errno.ENOSPC, written=5)
-            try:
-                self._refusable(lambda: self.buffer.splice(offset, delete_length, insert))
-            finally:
-                self._fault_armed = self.disk.cancel_failure()
+            # The unused failure is withdrawn before the reopen after a refusal:
+            # that reopen writes a serial floor, which must not meet it.
+            def meeting_the_fault() -> None:
+                self.disk.fail_next("append", errno.ENOSPC, written=5)
+                try:
+                    self.buffer.splice(offset, delete_length, insert)
+                finally:
+                    self._fault_armed = self.disk.cancel_failure()
+
+            self._refusable(meeting_the_fault)
             return
         if self._disk_fault is not None:
             self._splice_meeting(self._disk_fault, offset, delete_length, insert)
