@@ -200,6 +200,7 @@ def _work(
     from rollcert.stateful_tests.profiles import PROFILES
 
     _lead_own_group()
+    _die_with_the_run()
     channel = _PipeSink(connection)
     _announce_servers(channel)
     try:
@@ -232,6 +233,32 @@ def _lead_own_group() -> None:
         os.setpgid(0, 0)
     with contextlib.suppress(ValueError):  # not the main thread: nothing to reset
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _die_with_the_run() -> None:
+    """End this worker when rollcert is killed outright (SIGKILL runs no cleanup).
+
+    The worker dies with its parent (:func:`~rollcert.command.processes.die_with_parent`).
+    A forkserver worker's parent is the forkserver, which exits when every holder
+    of its "alive" pipe has closed it; multiprocessing hands each worker a copy,
+    so that, measured, ``kill -KILL`` of ``rollcert certify -j 2`` left the
+    forkserver, both workers and the resource tracker running. The worker starts
+    no process through the forkserver, so it closes its copy: rollcert's is then
+    the last, the forkserver exits with rollcert, the workers with the forkserver,
+    and the resource tracker when the last of them has gone."""
+    import contextlib
+    import os
+    from multiprocessing import forkserver
+
+    from rollcert.command.processes import die_with_parent
+
+    die_with_parent()
+    server = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(alive, int):
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
 def _announce_servers(channel: _PipeSink) -> None:
@@ -659,6 +686,7 @@ def _work_supervised(work: Callable[[Say], object], connection: Connection) -> N
     from rollcert.stateful_tests.judge import watching_for_ctrl_c
 
     _lead_own_group()
+    _die_with_the_run()
     _announce_servers(_PipeSink(connection))
     try:
         with watching_for_ctrl_c():
