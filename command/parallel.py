@@ -343,6 +343,7 @@ def certify_in_workers_or_here(
     isolate: bool = False,
     memory_limit: int | None = None,
     deadline: float | None = None,
+    finished: dict[str, PropertyResult] | None = None,
     **options: Any,
 ) -> CertificateData:
     """:func:`rollcert.stateful_tests.certify.certify` (which takes ``options``), in
@@ -369,7 +370,11 @@ def certify_in_workers_or_here(
     ``deadline`` (seconds; only with worker processes; default by profile,
     :data:`DEFAULT_DEADLINES`) is each property's wall-clock limit, enforced by
     this process: past it the property is ``error`` and its worker's process
-    group is killed."""
+    group is killed.
+
+    ``finished`` (only with worker processes) receives each property's result as
+    it arrives (:func:`certify_in_workers`), so that an interrupted run's
+    certificate can hold them."""
     from rollcert.model.properties import ALL_PROPERTY_IDS
     from rollcert.stateful_tests.certify import certify
     from rollcert.stateful_tests.certify import certify_property
@@ -389,7 +394,8 @@ def certify_in_workers_or_here(
 
         def runner(ids: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
             return certify_in_workers(
-                run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress, deadline=deadline
+                run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress, deadline=deadline,
+                finished=finished,
             )
 
     return certify(target, run_properties=runner, **options)
@@ -420,6 +426,7 @@ def certify_in_workers(
     progress: ProgressSink | None = None,
     stop_at: float | None = None,
     deadline: float | None = None,
+    finished: dict[str, PropertyResult] | None = None,
 ) -> dict[str, PropertyResult]:
     """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given.
 
@@ -427,7 +434,11 @@ def certify_in_workers(
     every worker still running is stopped and the results so far are returned.
     A property whose worker runs past ``deadline`` seconds is ``error``, its
     worker's process group killed (default: ``$ROLLCERT_DEADLINE``, else by
-    profile, :data:`DEFAULT_DEADLINES`)."""
+    profile, :data:`DEFAULT_DEADLINES`).
+
+    ``finished``, when given, receives each result as it arrives: a caller whose
+    run is interrupted (Ctrl-C, SIGTERM: the ``KeyboardInterrupt`` goes through
+    here) still holds every verdict reached, for its certificate."""
     import time
 
     if deadline is None:
@@ -437,7 +448,7 @@ def certify_in_workers(
     # program many times (about half a default run). Start order changes no result.
     waiting = sorted(property_ids, key=lambda pid: pid not in LONGEST_FIRST)
     running: dict[Connection, _Worker] = {}
-    results: dict[str, PropertyResult] = {}
+    results: dict[str, PropertyResult] = finished if finished is not None else {}
     try:
         while waiting or running:
             if stop_at is not None and time.monotonic() >= stop_at:

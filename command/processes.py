@@ -41,6 +41,11 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
+def signal_name(interruption: KeyboardInterrupt) -> str:
+    """The signal behind ``interruption``, as an interrupted certificate names it."""
+    return "SIGTERM" if isinstance(interruption, Terminated) else "SIGINT"
+
+
 def guard_the_run() -> None:
     """Turn SIGTERM into :class:`Terminated`, and adopt orphaned descendants (Linux)."""
     signal.signal(signal.SIGTERM, _terminated)
