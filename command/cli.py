@@ -15,7 +15,9 @@
 
 Exit status (SPEC §6), for every subcommand: 0 nothing violated and nothing
 unknown; 1 a violation; 2 unknown or error without a violation; 3 a usage or
-target error, reported as one line on stderr, never a traceback; 130 Ctrl-C.
+target error, reported as one line on stderr, never a traceback; 130 Ctrl-C
+(143 SIGTERM), except ``certify`` and ``campaign``, which write the certificate
+of what finished, marked interrupted (1 or 2, never 0).
 Every input is checked before any work starts: numbers (no nan, no infinity,
 no negatives), output paths (writable), traces (every field).
 

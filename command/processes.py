@@ -12,7 +12,9 @@ Two things close that gap, for the command line only (a test calling
 
 - SIGTERM is turned into :class:`Terminated`, a ``KeyboardInterrupt``, so that
   it unwinds exactly as Ctrl-C does: every worker stopped, its process group and
-  its servers' killed (exit status 143, as a shell reports SIGTERM);
+  its servers' killed (exit status 143, as a shell reports SIGTERM; ``certify``
+  and ``campaign`` write the certificate of what finished instead, marked
+  interrupted, and exit 1 or 2);
 - on Linux this process becomes a *child subreaper*: a process whose parent
   dies (a server whose worker was killed) is re-parented to rollcert rather
   than to init, so that :func:`end_descendants` can find it. That runs when the
