@@ -15,7 +15,9 @@
 
 Exit status (SPEC §6), for every subcommand: 0 nothing violated and nothing
 unknown; 1 a violation; 2 unknown or error without a violation; 3 a usage or
-target error, reported as one line on stderr, never a traceback; 130 Ctrl-C.
+target error, reported as one line on stderr, never a traceback; 130 Ctrl-C
+(143 SIGTERM), except ``certify`` and ``campaign``, which write the certificate
+of what finished, marked interrupted (1 or 2, never 0).
 Every input is checked before any work starts: numbers (no nan, no infinity,
 no negatives), output paths (writable), traces (every field).
 
@@ -56,6 +58,8 @@ if TYPE_CHECKING:  # the modules that drive targets are imported by the subcomma
     from rollcert.command.parallel import WorkerEnded
     from rollcert.stateful_tests.exhaustive import ExhaustiveResult
     from rollcert.stateful_tests.judge import StepRecord
+    from rollcert.stateful_tests.verdicts import CertificateData
+    from rollcert.stateful_tests.verdicts import PropertyResult
     from rollcert.targets.adapter import BufferConfig
     from rollcert.targets.adapter import Target
 
@@ -448,6 +452,7 @@ def _certify(args: argparse.Namespace) -> int:
     if args.shard is not None:
         return _certify_shard(args)
     from rollcert.command.parallel import certify_in_workers_or_here
+    from rollcert.command.processes import signal_name
     from rollcert.reports.progress import display_for
 
     only = _only(args.only)
@@ -460,17 +465,19 @@ def _certify(args: argparse.Namespace) -> int:
     target = resolve_with_findings(args, args.target)
     source = target_source(args)
     announce_seed(args.seed)
-    display = display_for([p for p in ALL_PROPERTY_IDS if only is None or p in only], quiet=args.quiet)
+    property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
+    display = display_for(property_ids, quiet=args.quiet)
+    finished: dict[str, PropertyResult] = {}
     try:
         certificate = certify_in_workers_or_here(
             target, profile=args.profile, seed=int(args.seed), only=only, target_text=args.target,
             jobs=args.jobs, source=source, progress=display, isolate=not args.in_process,
             memory_limit=args.memory_limit << 20 if args.memory_limit is not None else None,
             corpus=corpus, replay_corpus_with=corpus_replayer(source, in_process=args.in_process) if corpus else None,
+            finished=finished,
         )
-    except KeyboardInterrupt as interruption:  # every worker is stopped by now; say so in one line
-        print("rollcert: interrupted; no certificate written", file=sys.stderr)
-        return interrupted_status(interruption)
+    except KeyboardInterrupt as interruption:  # every worker is stopped by now: certify what finished
+        certificate = interrupted_certificate(args, target, property_ids, finished, signal_name(interruption), corpus)
     finally:
         if display is not None:
             display.close()
@@ -478,13 +485,59 @@ def _certify(args: argparse.Namespace) -> int:
     if args.reproducible:
         for result in certificate.results.values():
             result.make_reproducible()
-    if args.exhaustive_depth is not None:
+    if args.exhaustive_depth is not None and not certificate.interrupted:
         try:
             certificate.exhaustive = _certificates_search(args, source, target)
         except KeyboardInterrupt as interruption:
-            print("rollcert: interrupted; no certificate written", file=sys.stderr)
-            return interrupted_status(interruption)
+            certificate.interrupted = signal_name(interruption)
+    if certificate.interrupted:
+        say_interrupted(certificate)
     return _write_certificate(args, certificate, created)
+
+
+#: The reason of a property an interrupted run had not finished.
+UNFINISHED = "the run was interrupted before this property finished"
+
+
+def interrupted_certificate(
+    args: argparse.Namespace, target: Target, property_ids: list[str], finished: dict[str, PropertyResult],
+    interrupted: str, corpus: Path | None,
+) -> CertificateData:
+    """The certificate of a run stopped by ``interrupted`` (SIGTERM, Ctrl-C): every
+    verdict reached, ``unknown`` for the rest, marked so (never green). What it
+    found goes into the corpus as a finished run's would: a ``timeout 20 rollcert
+    certify`` used to write nothing at all, and lose it."""
+    from rollcert.model.properties import PROPERTIES
+    from rollcert.stateful_tests.certify import assemble
+    from rollcert.stateful_tests.corpus import CorpusSummary
+    from rollcert.stateful_tests.corpus import add_counterexample
+    from rollcert.stateful_tests.verdicts import PropertyResult
+
+    results = {
+        pid: finished[pid] if pid in finished else PropertyResult(
+            pid, "unknown", PROPERTIES[pid].title if pid in PROPERTIES else "", reason=UNFINISHED
+        )
+        for pid in property_ids
+    }
+    certificate = assemble(target, args.profile, int(args.seed), results, args.target)
+    certificate.interrupted = interrupted
+    if corpus is not None:
+        added = sum(
+            add_counterexample(corpus, r.counterexample, target.name)
+            for r in finished.values() if r.counterexample is not None and not r.reason.startswith("from the corpus")
+        )
+        certificate.corpus = CorpusSummary(str(corpus), 0, 0, 0, added)
+    return certificate
+
+
+def say_interrupted(certificate: CertificateData) -> None:
+    """The one line on stderr of an interrupted run that still wrote its certificate."""
+    unknown = sum(r.reason == UNFINISHED for r in certificate.results.values())
+    print(
+        f"rollcert: interrupted by {certificate.interrupted}; the certificate holds the verdicts reached "
+        f"({unknown} of {len(certificate.results)} properties unfinished, unknown)",
+        file=sys.stderr, flush=True,
+    )
 
 
 def _certify_shard(args: argparse.Namespace) -> int:
@@ -676,6 +729,7 @@ def _campaign(args: argparse.Namespace) -> int:
     import time
 
     from rollcert.command.parallel import certify_in_workers
+    from rollcert.command.processes import signal_name
     from rollcert.reports.certificate import render_text
     from rollcert.reports.certificate import to_json
     from rollcert.stateful_tests.campaign import PropertyCampaign
@@ -705,38 +759,62 @@ def _campaign(args: argparse.Namespace) -> int:
     names = [u.name for u in units(property_ids, PROFILES[args.profile]) if u.round in (None, 0)]
     tallies = {pid: PropertyCampaign(pid) for pid in property_ids}
     added = rounds = 0
+    ran: dict[str, Any] = {}
+    new: list[str] = []
+
+    def keep(ran: dict[str, Any]) -> None:
+        """Tally every unit of this round that finished, a round the budget or a signal cut included."""
+        nonlocal added
+        elapsed = time.monotonic() - started
+        for name in names:
+            if name not in ran:
+                continue
+            done = ran[name]
+            unit = Unit.parse(name)
+            if isinstance(done, PropertyResult):  # its worker died
+                done = UnitResult(unit, replace(done, property_id=unit.property_id), RoundRecord())
+            if tallies[unit.property_id].add(done, rounds, elapsed, target.name):
+                new.append(unit.property_id)
+                found = done.result.counterexample
+                if corpus is not None and found is not None:
+                    added += add_counterexample(corpus, found, target.name)
+
+    interrupted = ""
     try:
         while time.monotonic() < stop_at:
             seed = base + rounds * ROUND_SEED_STRIDE
-            ran = certify_in_workers(run_unit, source, names, args.profile, seed, args.jobs, stop_at=stop_at)
+            ran, new = {}, []
+            try:
+                certify_in_workers(run_unit, source, names, args.profile, seed, args.jobs, stop_at=stop_at, finished=ran)
+            finally:  # what finished is kept, however the round ended
+                keep(ran)
             if len(ran) < len(names):
-                break  # the budget ran out in the middle of this round: its unfinished units are dropped
-            elapsed = time.monotonic() - started
-            new = []
-            for name in names:
-                done = ran[name]
-                unit = Unit.parse(name)
-                if isinstance(done, PropertyResult):  # its worker died
-                    done = UnitResult(unit, replace(done, property_id=unit.property_id), RoundRecord())
-                if tallies[unit.property_id].add(done, rounds, elapsed, target.name):
-                    new.append(unit.property_id)
-                    found = done.result.counterexample
-                    if corpus is not None and found is not None:
-                        added += add_counterexample(corpus, found, target.name)
+                break  # the budget ran out in the middle of this round: the units that finished are kept
             rounds += 1
             if not args.quiet:
+                elapsed = time.monotonic() - started
                 findings = ", ".join(f"{pid} {len(t.findings)}" for pid, t in tallies.items() if t.findings) or "none"
                 print(
                     f"rollcert: campaign round {rounds} (seed {seed}) done at {elapsed:.0f} s of {args.budget:.0f} s; "
                     f"distinct findings: {findings}" + (f"; new: {', '.join(new)}" if new else ""),
                     file=sys.stderr, flush=True,
                 )
-    except KeyboardInterrupt:
-        print("rollcert: campaign interrupted; the certificate covers the rounds that finished", file=sys.stderr)
+    except KeyboardInterrupt as interruption:
+        interrupted = signal_name(interruption)
+    cut = {"round": rounds, "finished": [n for n in names if n in ran], "stopped": [n for n in names if n not in ran]}
     elapsed = time.monotonic() - started
-    results = {pid: tallies[pid].result() for pid in property_ids}
+    unfinished = UNFINISHED if interrupted else "the budget ran out before one round of it finished"
+    results = {pid: tallies[pid].result(unfinished) for pid in property_ids}
     certificate = assemble(target, args.profile, base, results, args.target)
     certificate.seed_source = seed_source(args.seed)
+    certificate.interrupted = interrupted
+    if interrupted:
+        say_interrupted(certificate)
+    elif cut["stopped"] and not args.quiet:
+        print(
+            f"rollcert: campaign round {rounds + 1} cut by the budget: kept {', '.join(cut['finished']) or 'no unit'}; "
+            f"stopped {', '.join(cut['stopped'])}", file=sys.stderr, flush=True,
+        )
     if corpus is not None:
         certificate.corpus = CorpusSummary(str(corpus), 0, 0, 0, added)
     print(render_text(certificate))
@@ -749,6 +827,7 @@ def _campaign(args: argparse.Namespace) -> int:
         "budget_seconds": args.budget, "elapsed_seconds": round(elapsed, 3), "rounds": rounds,
         "round_seeds": f"seed + k * {ROUND_SEED_STRIDE} for round k",
         "properties": {pid: tally.to_json() for pid, tally in tallies.items()},
+        **({"cut_round": cut} if cut["stopped"] else {}),
     }
     write_output(args.json, json.dumps(record, indent=2) + "\n")
     return certificate.exit_status

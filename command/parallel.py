@@ -200,6 +200,7 @@ def _work(
     from rollcert.stateful_tests.profiles import PROFILES
 
     _lead_own_group()
+    _die_with_the_run()
     channel = _PipeSink(connection)
     _announce_servers(channel)
     try:
@@ -232,6 +233,32 @@ def _lead_own_group() -> None:
         os.setpgid(0, 0)
     with contextlib.suppress(ValueError):  # not the main thread: nothing to reset
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _die_with_the_run() -> None:
+    """End this worker when rollcert is killed outright (SIGKILL runs no cleanup).
+
+    The worker dies with its parent (:func:`~rollcert.command.processes.die_with_parent`).
+    A forkserver worker's parent is the forkserver, which exits when every holder
+    of its "alive" pipe has closed it; multiprocessing hands each worker a copy,
+    so that, measured, ``kill -KILL`` of ``rollcert certify -j 2`` left the
+    forkserver, both workers and the resource tracker running. The worker starts
+    no process through the forkserver, so it closes its copy: rollcert's is then
+    the last, the forkserver exits with rollcert, the workers with the forkserver,
+    and the resource tracker when the last of them has gone."""
+    import contextlib
+    import os
+    from multiprocessing import forkserver
+
+    from rollcert.command.processes import die_with_parent
+
+    die_with_parent()
+    server = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(alive, int):
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
 def _announce_servers(channel: _PipeSink) -> None:
@@ -317,6 +344,7 @@ def certify_in_workers_or_here(
     memory_limit: int | None = None,
     deadline: float | None = None,
     call_timeout: float | None = None,
+    finished: dict[str, PropertyResult] | None = None,
     **options: Any,
 ) -> CertificateData:
     """:func:`rollcert.stateful_tests.certify.certify` (which takes ``options``), in
@@ -347,7 +375,11 @@ def certify_in_workers_or_here(
 
     ``call_timeout`` (seconds; only with worker processes) is set in each worker,
     where ``None`` leaves it as inherited (``$ROLLCERT_CALL_TIMEOUT``, else 60):
-    see :class:`WorkerLimits`."""
+    see :class:`WorkerLimits`.
+
+    ``finished`` (only with worker processes) receives each property's result as
+    it arrives (:func:`certify_in_workers`), so that an interrupted run's
+    certificate can hold them."""
     from rollcert.model.properties import ALL_PROPERTY_IDS
     from rollcert.stateful_tests.certify import certify
     from rollcert.stateful_tests.certify import certify_property
@@ -368,7 +400,8 @@ def certify_in_workers_or_here(
 
         def runner(ids: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
             return certify_in_workers(
-                run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress, deadline=deadline
+                run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress, deadline=deadline,
+                finished=finished,
             )
 
     return certify(target, run_properties=runner, **options)
@@ -421,6 +454,7 @@ def certify_in_workers(
     progress: ProgressSink | None = None,
     stop_at: float | None = None,
     deadline: float | None = None,
+    finished: dict[str, PropertyResult] | None = None,
 ) -> dict[str, PropertyResult]:
     """Certify ``property_ids`` in up to ``jobs`` processes; the results in the order given.
 
@@ -428,7 +462,11 @@ def certify_in_workers(
     every worker still running is stopped and the results so far are returned.
     A property whose worker runs past ``deadline`` seconds is ``error``, its
     worker's process group killed (default: ``$ROLLCERT_DEADLINE``, else by
-    profile, :data:`DEFAULT_DEADLINES`)."""
+    profile, :data:`DEFAULT_DEADLINES`).
+
+    ``finished``, when given, receives each result as it arrives: a caller whose
+    run is interrupted (Ctrl-C, SIGTERM: the ``KeyboardInterrupt`` goes through
+    here) still holds every verdict reached, for its certificate."""
     import time
 
     if deadline is None:
@@ -438,7 +476,7 @@ def certify_in_workers(
     # program many times (about half a default run). Start order changes no result.
     waiting = sorted(property_ids, key=lambda pid: pid not in LONGEST_FIRST)
     running: dict[Connection, _Worker] = {}
-    results: dict[str, PropertyResult] = {}
+    results: dict[str, PropertyResult] = finished if finished is not None else {}
     try:
         while waiting or running:
             if stop_at is not None and time.monotonic() >= stop_at:
@@ -737,6 +775,7 @@ def _work_supervised(work: Callable[[Say], object], connection: Connection) -> N
     from rollcert.stateful_tests.judge import watching_for_ctrl_c
 
     _lead_own_group()
+    _die_with_the_run()
     _announce_servers(_PipeSink(connection))
     try:
         with watching_for_ctrl_c():

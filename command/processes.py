@@ -12,7 +12,9 @@ Two things close that gap, for the command line only (a test calling
 
 - SIGTERM is turned into :class:`Terminated`, a ``KeyboardInterrupt``, so that
   it unwinds exactly as Ctrl-C does: every worker stopped, its process group and
-  its servers' killed (exit status 143, as a shell reports SIGTERM);
+  its servers' killed (exit status 143, as a shell reports SIGTERM; ``certify``
+  and ``campaign`` write the certificate of what finished instead, marked
+  interrupted, and exit 1 or 2);
 - on Linux this process becomes a *child subreaper*: a process whose parent
   dies (a server whose worker was killed) is re-parented to rollcert rather
   than to init, so that :func:`end_descendants` can find it. That runs when the
@@ -29,6 +31,8 @@ from types import FrameType
 
 #: Linux's ``prctl`` option that makes orphaned descendants this process's children.
 _PR_SET_CHILD_SUBREAPER = 36
+#: Linux's ``prctl`` option that sends this process a signal when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 class Terminated(KeyboardInterrupt):
@@ -39,6 +43,11 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
+def signal_name(interruption: KeyboardInterrupt) -> str:
+    """The signal behind ``interruption``, as an interrupted certificate names it."""
+    return "SIGTERM" if isinstance(interruption, Terminated) else "SIGINT"
+
+
 def guard_the_run() -> None:
     """Turn SIGTERM into :class:`Terminated`, and adopt orphaned descendants (Linux)."""
     signal.signal(signal.SIGTERM, _terminated)
@@ -47,6 +56,26 @@ def guard_the_run() -> None:
 
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux; elsewhere nothing).
+
+    For rollcert's workers. ``kill -KILL`` of ``rollcert`` runs no handler and no
+    ``finally``: :func:`end_descendants` never runs, and a worker (child of the
+    forkserver, or of rollcert itself for a supervised one) ran on for the rest of
+    its property, holding the forkserver and the resource tracker alive. With
+    this, the worker goes with its parent, and the forkserver goes with rollcert
+    once no worker holds its "alive" pipe (see ``parallel._die_with_the_run``)."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the prctl: no signal will come now
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _children(pid: int) -> list[int]:

@@ -304,6 +304,7 @@ def to_json(certificate: CertificateData) -> dict[str, Any]:
         **({"world": world} if (world := world_summary(certificate)) else {}),
         **({"exhaustive": _exhaustive_json(certificate.exhaustive)} if certificate.exhaustive is not None else {}),
         **({"corpus": _corpus_json(certificate.corpus)} if certificate.corpus is not None else {}),
+        **({"interrupted": certificate.interrupted} if certificate.interrupted else {}),
     }
 
 
@@ -318,6 +319,20 @@ def corpus_shown(corpus: Any) -> str:
     """The corpus folder as every format shows it: relative to the run's working
     directory, or ``<corpus>`` (no absolute path of the run's machine, issue 43)."""
     return portable_path(corpus.directory, "corpus")
+
+
+#: What an interrupted certificate says of itself, in every format.
+INTERRUPTED_MEANING = (
+    "the run stopped before it finished; the verdicts it reached are kept, every property it had not finished is unknown"
+)
+
+
+def interrupted_line(certificate: CertificateData, escape: Callable[[str], str] = terminal) -> list[str]:
+    """One line when the run was stopped before it finished (SIGTERM, Ctrl-C): its
+    certificate is partial, and must say so in every format."""
+    if not certificate.interrupted:
+        return []
+    return [f"interrupted by {escape(certificate.interrupted)}: {INTERRUPTED_MEANING}"]
 
 
 def corpus_line(certificate: CertificateData) -> list[str]:
@@ -432,8 +447,10 @@ def _detail(result: PropertyResult) -> str:
             text += f"; {not_judged}"
         if retries := retry_phrase(result.figures):
             text += f"; {retries}"
-        if result.verdict == "unknown":
+        if result.verdict == "unknown" and result.missing_situations:
             text += f" — never reached: {'; '.join(result.missing_situations)}"
+        elif result.verdict == "unknown":  # undecided for another reason: a budget, an interruption
+            text += f" — {terminal_lines(result.reason)}"
         return text
     if result.verdict == "violated" and result.counterexample is not None:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
@@ -484,6 +501,7 @@ def render_text(certificate: CertificateData) -> str:
         f"(profile {certificate.profile}, seed {certificate.seed})",
         *_set_aside_lines(certificate, ""),
         *corpus_line(certificate),
+        *interrupted_line(certificate),
         "",
         f"{'property':<10}{'verdict':<14}details",
     ]
@@ -522,6 +540,7 @@ def render_markdown(certificate: CertificateData) -> str:
         f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
         *_set_aside_lines(certificate, "- ", markdown_text),
         *(f"- {markdown_text(line)}" for line in corpus_line(certificate)),
+        *(f"- **{line}**" for line in interrupted_line(certificate, markdown_text)),
         "",
         "| property | verdict | details |",
         "| --- | --- | --- |",
@@ -561,6 +580,7 @@ def render_junit(certificate: CertificateData) -> str:
         ("rollcert.seed", str(certificate.seed)), ("rollcert.profile", certificate.profile),
         *((("rollcert.seed_source", certificate.seed_source),) if certificate.seed_source else ()),
         ("rollcert.suite_version", SUITE_VERSION),
+        *((("rollcert.interrupted", certificate.interrupted),) if certificate.interrupted else ()),
     ):
         ElementTree.SubElement(recorded, "property", name=name, value=xml_text(value))
     summary = world_summary(certificate)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rollcert.reports.certificate import INTERRUPTED_MEANING
 from rollcert.reports.certificate import not_judged_phrase
 from rollcert.reports.certificate import retry_phrase
 from rollcert.reports.certificate import steps_phrase
@@ -73,6 +74,8 @@ class HtmlCertificate:
     exit_status: object
     rows: tuple[VerdictRow, ...]
     walkthroughs: tuple[Walkthrough, ...]
+    #: What stopped the run before it finished (a signal's name), or ``""``.
+    interrupted: str = ""
 
 
 def _detail(
@@ -154,6 +157,7 @@ def from_certificate_data(certificate: CertificateData) -> HtmlCertificate:
         certificate.exit_status,
         tuple(_row(r) for r in certificate.results.values()),
         walks,
+        certificate.interrupted,
     )
 
 
@@ -175,6 +179,7 @@ def from_json_file(path: Path) -> HtmlCertificate:
         certificate.exit_status,  # from the verdicts, never the file's own claim
         tuple(_row(r) for r in certificate.results.values()),
         walks,
+        certificate.interrupted,
     )
 
 
@@ -589,6 +594,9 @@ def render_html(doc: HtmlCertificate) -> str:
         "the journal is what the model says the log holds after each step.</p>"
     )
     violations = "".join(_violation(walk) for walk in doc.walkthroughs) or "<p>No violation: nothing to draw.</p>"
+    interrupted = (
+        f'<p class="meta"><strong>interrupted</strong> by {_e(doc.interrupted)}: {_e(INTERRUPTED_MEANING)}</p>'
+    ) if doc.interrupted else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -597,6 +605,7 @@ def render_html(doc: HtmlCertificate) -> str:
         f"<h1>rollcert certificate: <code>{_e(doc.target)}</code></h1>"
         f'<p class="meta">target version {_e(doc.target_version)}; suite {_e(SUITE_VERSION)}; profile '
         f"{_e(str(doc.profile))}; seed {_e(str(doc.seed))}; exit status {_e(str(doc.exit_status))}</p>"
+        f"{interrupted}"
         '<p class="meta">Every term on this page — the coverage chips too — is defined under '
         '<a href="#terms">Terms on this page</a> at the end (the same words as rollcert\'s '
         "<code>docs/glossary.md</code>).</p>"

@@ -348,6 +348,8 @@ def certificate_from_json(record: object, where: str = "the certificate", size: 
             clean_lines(stored_search.get("reason", "")),
         )
     data = CertificateData(target, clean(record.get("profile", "")), int(record.get("seed", 0)), results, exhaustive)
+    if record.get("interrupted"):
+        data.interrupted = clean(record["interrupted"])
     status = record.get("exit_status")
     return StoredCertificate(
         data, clean(record.get("created", "")), int(status) if status is not None else None,

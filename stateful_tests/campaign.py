@@ -8,6 +8,12 @@ ROUND_SEED_STRIDE``, :func:`~rollcert.stateful_tests.shards.run_unit`), so a
 finding is replayed by ``rollcert certify`` with the same seed as any other.
 This module keeps the tallies; the command runs the rounds in worker processes
 and stops the last ones at the budget.
+
+The budget (or Ctrl-C, SIGTERM) nearly always ends a round in its middle. The
+units of that round that finished count like any other: their findings go into
+the corpus and the certificate (they used to be dropped with the round, so a
+counterexample found in 20 s of a 25 s campaign was in neither). A property
+none of whose units finished is ``unknown``: the certificate is then not green.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.corpus import entry_text
 from rollcert.stateful_tests.corpus import file_name
 from rollcert.stateful_tests.shards import UnitResult
@@ -87,12 +94,13 @@ class PropertyCampaign:
             self.shortest = result
         return True
 
-    def result(self) -> PropertyResult:
-        """The property's line of the campaign's certificate."""
+    def result(self, unfinished: str = "the budget ran out before one round of it finished") -> PropertyResult:
+        """The property's line of the campaign's certificate; ``unfinished`` is the
+        reason it is ``unknown`` if none of its rounds finished."""
         if self.rounds == 0:
-            return PropertyResult(
-                self.property_id, "unknown", self.title, reason="the budget ran out before one round of it finished"
-            )
+            prop = PROPERTIES.get(self.property_id)
+            title = self.title or (prop.title if prop is not None else "")
+            return PropertyResult(self.property_id, "unknown", title, reason=unfinished)
         if self.last is not None and not self.situations and self.last.counterexample is None:
             return self.last  # not assessed, no machine, or a whole-property unit (R7)
         merged = PropertyResult(self.property_id, "passed", self.title, self.examples, self.steps)

@@ -194,10 +194,15 @@ class CertificateData:
     corpus: Any = None
     #: Where the seed came from when it was not given (``--seed auto``): recorded, so a rotated seed can be rerun.
     seed_source: str = ""
+    #: What stopped the run before it finished (``"SIGTERM"``, ``"SIGINT"``), or ``""``:
+    #: its certificate holds the verdicts reached, the rest ``unknown``, and is never green.
+    interrupted: str = ""
 
     @property
     def exit_status(self) -> int:
         verdicts = {r.verdict for r in self.results.values()}
+        if self.interrupted:
+            verdicts.add("unknown")  # a run stopped short decided less than it was asked to
         if self.exhaustive is not None:
             verdicts.add(self.exhaustive.verdict)
         if "violated" in verdicts:

@@ -146,6 +146,6 @@ def test_after_sigterm_or_ctrl_c_no_process_of_the_run_is_left(tmp_path: Path, h
     for pid in left:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    assert process.returncode == (143 if how == signal.SIGTERM else 130), stderr
-    assert stderr == "rollcert: interrupted; no certificate written\n", stderr
+    assert process.returncode == 2, stderr  # interrupted, nothing violated: a certificate, never green
+    assert stderr.startswith(f"rollcert: interrupted by {how.name}; the certificate holds"), stderr
     assert left == [], left

@@ -153,9 +153,9 @@ def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    assert process.returncode == 130
-    assert stderr.strip() == "rollcert: interrupted; no certificate written"
-    assert "Traceback" not in stderr and stdout == ""
+    assert process.returncode == 2  # interrupted: the certificate of what finished, never green
+    assert stderr.startswith("rollcert: interrupted by SIGINT; the certificate holds the verdicts reached")
+    assert "Traceback" not in stderr and "interrupted by SIGINT" in stdout
     give_up = time.monotonic() + 30
     while any(_alive(pid) for pid in workers) and time.monotonic() < give_up:
         time.sleep(0.05)
