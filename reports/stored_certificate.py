@@ -6,7 +6,7 @@ and read by people who never saw the run, so the file is untrusted input
 
 - reads only a regular file, up to a size limit (:mod:`rollcert.targets.input_files`);
 - parses it and checks it against the shipped JSON Schema
-  (``certificate.schema.json``, with :mod:`rollcert.reports.json_schema`), then
+  (``certificate.schema.json``, with :mod:`rollcert.targets.json_schema`), then
   checks what a schema cannot say (base64, the trace, the operations), so that
   anything malformed is one :class:`CertificateFileError` line, exit status 3;
 - rebuilds the verdicts and each counterexample from what the file records —
@@ -37,8 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from rollcert.model.operations import operation_from_json
-from rollcert.reports.json_schema import Checker
-from rollcert.reports.json_schema import SchemaMismatch
 from rollcert.stateful_tests.families import family_named
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import StepRecord
@@ -59,6 +57,8 @@ from rollcert.targets.adapter import TargetError
 from rollcert.targets.adapter import UsageError
 from rollcert.targets.adapter import visible
 from rollcert.targets.input_files import read_input_text
+from rollcert.targets.json_schema import Checker
+from rollcert.targets.json_schema import SchemaMismatch
 
 CERTIFICATE_SCHEMA = "rollcert-certificate/2"
 

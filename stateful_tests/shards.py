@@ -21,7 +21,7 @@ its property ``unknown`` at best.
 
 A partial is untrusted input (SPEC §8): :func:`read_partial` checks it against
 the shipped schema (``partial.schema.json``, with
-:mod:`rollcert.reports.json_schema`, so that no ``jsonschema`` is needed at run
+:mod:`rollcert.targets.json_schema`, so that no ``jsonschema`` is needed at run
 time), and :func:`merge` checks that each unit is claimed once, by the shard
 whose block holds it, and agrees with the others; anything else is one
 :class:`ShardError` line, exit status 3.
@@ -54,8 +54,6 @@ from rollcert.model.operations import operation_from_json
 from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
-from rollcert.reports.json_schema import Checker
-from rollcert.reports.json_schema import SchemaMismatch
 from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
@@ -88,6 +86,8 @@ from rollcert.targets.adapter import TargetError
 from rollcert.targets.adapter import visible
 from rollcert.targets.input_files import InputFileError
 from rollcert.targets.input_files import read_input_text
+from rollcert.targets.json_schema import Checker
+from rollcert.targets.json_schema import SchemaMismatch
 from rollcert.targets.portable import portable_target
 
 #: /2: each unit carries the byte values its round sent (a /1 partial merged a wrong distinct_bytes_sent).

@@ -3,8 +3,10 @@
 Why not the ``jsonschema`` package: it is a development dependency (it checks
 the protocol's messages in the tests), and reading a certificate must work on a
 plain ``pip install rollcert`` — ``rollcert html`` on a CI artefact is the very
-case the certificate reader exists for. The schemas shipped beside this module
-(``certificate.schema.json``) are written with these keywords only: ``type``,
+case the certificate reader exists for. It lives in ``targets/``, the room every
+reader of untrusted input may import (certificates in ``reports/``, shard partials in
+``stateful_tests/``). The schemas rollcert ships (``reports/certificate.schema.json``,
+``stateful_tests/partial.schema.json``) are written with these keywords only: ``type``,
 ``enum``, ``const``, ``properties``, ``required``, ``additionalProperties``,
 ``items``, ``minItems``/``maxItems``, ``maxProperties``,
 ``minLength``/``maxLength``, ``minimum``/``maximum``, ``anyOf`` and local
