@@ -76,10 +76,12 @@ def project(directory: Path, editor: str) -> Path:
 
 
 def certify(directory: Path) -> tuple[int, dict[str, object]]:
-    """``rollcert certify my_adapter:TARGET`` from ``directory``, as the README says (no PYTHONPATH)."""
+    """``rollcert certify my_adapter:TARGET`` from ``directory``, as the README says (no PYTHONPATH),
+    on R0 and R2: the rules the example's stale undo breaks (every property of the correct
+    editor took over two minutes, a search the tests leave to the README's main command)."""
     result = subprocess.run(
         [sys.executable, "-m", "rollcert.command.cli", "certify", "my_adapter:TARGET",
-         "--profile", "quick", "--seed", "0", "--json", "certificate.json"],
+         "--profile", "quick", "--seed", "0", "--only", "R0,R2", "--json", "certificate.json"],
         cwd=directory, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode in (0, 1), result.stdout + result.stderr

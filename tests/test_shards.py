@@ -57,9 +57,9 @@ def test_three_shards_of_the_bundled_target_merge_into_the_serial_certificate(tm
 
 @pytest.mark.slow
 def test_three_shards_of_a_specimen_with_violations_merge_into_the_serial_certificate(tmp_path: Path) -> None:
-    # R0, R2 and R3 of the specimen: the whole certificate, three shards and a serial run,
+    # R0 and R2 of the specimen (3.5 s a run): the whole certificate, three shards and a serial run,
     # ran past the suite's time limit; what the merge must keep is in these.
-    _sharded_and_serial(tmp_path, "specimen:first_match_scan", "--seed", "3", "--only", "R0,R2,R3")
+    _sharded_and_serial(tmp_path, "specimen:first_match_scan", "--seed", "3", "--only", "R0,R2")
     record = json.loads((tmp_path / "merged.json").read_text())
     violated = {pid for pid, r in record["properties"].items() if r["verdict"] == "violated"}
     assert {"R0", "R2"} <= violated
