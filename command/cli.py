@@ -168,9 +168,16 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def corpus_option(text: str) -> Path | None:
+    """``--corpus DIR``, or ``off`` for none (what the help calls the default, and what
+    the pytest plugin's ``--rollcert-corpus off`` means): never a folder named ``off``
+    by accident (write ``./off`` for that)."""
+    return None if text.strip().lower() == "off" else Path(text)
+
+
 def add_corpus_option(parser: argparse.ArgumentParser, default: str = "off") -> None:
     parser.add_argument(
-        "--corpus", type=Path, metavar="DIR",
+        "--corpus", type=corpus_option, metavar="DIR",
         help="a corpus of counterexample traces: replayed first (a trace that still fails is a violation at once), "
         f"and every counterexample found is added (default: {default})",
     )

@@ -146,3 +146,15 @@ def test_the_command_prints_and_records_an_auto_seed_and_uses_the_corpus(tmp_pat
         [*ROLLCERT, "certify", SPECIMEN, "--corpus", str(certificate)], capture_output=True, text=True, timeout=60,
     )
     assert not_a_directory.returncode == 3 and "not a directory" in not_a_directory.stderr
+
+
+def test_corpus_off_is_no_corpus_and_makes_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--corpus off`` is what the help calls the default: no corpus, never a folder named off."""
+    from rollcert.command.cli import corpus_option
+    from rollcert.command.cli import main
+
+    assert corpus_option("off") is None and corpus_option(" OFF ") is None
+    assert corpus_option("./off") == Path("off") and corpus_option("corpus") == Path("corpus")
+    monkeypatch.chdir(tmp_path)
+    assert main(["certify", "specimen:best_effort_log", "--only", "R1", "--corpus", "off", "--in-process", "-q"]) == 1
+    assert not (tmp_path / "off").exists()
