@@ -217,3 +217,49 @@ def test_a_forged_interrupted_field_is_escaped_in_every_format(tmp_path: Path) -
     stored = certificate_from_json(record).data
     assert "\n| R0 | **passed** |" not in render_markdown(stored)
     assert "\n| R0" not in render_text(stored)
+
+
+#: A protocol server that does not exit when its input closes: the reference
+#: server, then a long sleep (a reply into the closed pipe does not end it either). Only the kernel's death signal ends it when
+#: rollcert is killed (its own process group is out of every reach of rollcert's).
+STUBBORN_SERVER = """
+import signal
+import time
+from rollcert.targets.protocol_server import main
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+try:
+    main()
+except BaseException:  # a reply into a closed pipe
+    pass
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_of_certify_leaves_no_protocol_server(tmp_path: Path) -> None:
+    """Measured before: the stubborn server outlived ``kill -KILL`` of rollcert
+    (start_new_session put it out of the run's process group, and no finalizer ran)."""
+    (tmp_path / "stubborn.py").write_text(STUBBORN_SERVER)
+    target = f"subprocess:{sys.executable} {tmp_path / 'stubborn.py'}"
+    process = _start(tmp_path, "certify", target, "--only", "R2", "-q")
+    servers: list[int] = []
+    try:
+        give_up = time.monotonic() + 60  # a guard against a hang, not a measurement
+        while not servers:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < give_up, "no server was started"
+            servers = [
+                pid for pid in descendants(process.pid)
+                if b"stubborn.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            ]
+            time.sleep(0.05)
+        process.kill()
+        process.wait(timeout=10)
+        give_up = time.monotonic() + 5
+        while (left := [pid for pid in servers if _alive(pid)]) and time.monotonic() < give_up:
+            time.sleep(0.05)
+    finally:
+        for pid in [*descendants(process.pid), *servers]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert left == [], "the protocol server outlived rollcert"

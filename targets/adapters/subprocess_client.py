@@ -325,6 +325,7 @@ class ServerConnection:
                 bufsize=0,
                 start_new_session=True,  # its own process group, killed whole on close
                 env=None if environment is None else {**os.environ, **environment},
+                preexec_fn=_death_signal_for_this_thread(),
             )
         except (OSError, ValueError) as error:
             raise ServerNotStarted(f"cannot start the server {shlex.join(self.argv)}: {error}") from None
@@ -564,6 +565,38 @@ def _has_exited(process: subprocess.Popen[bytes]) -> bool:
         return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:  # reaped elsewhere
         return True
+
+
+#: Linux's ``prctl`` option that sends a process a signal when its parent dies.
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def _death_signal_for_this_thread() -> Callable[[], None] | None:
+    """What the server runs between fork and exec so that the kernel SIGKILLs it
+    when rollcert dies (Linux), or ``None``.
+
+    ``kill -KILL`` of rollcert runs no finalizer: a server that does not exit when
+    its stdin closes ran on for ever, holding its port or files. The kernel's death
+    signal fires when the *thread* that forked the server ends, not the process, so
+    it is asked for only from the main thread: a server started by a short-lived
+    thread would be killed in the middle of the run. ``prctl`` is looked up here,
+    in the parent: the child between fork and exec must not load libraries."""
+    if sys.platform != "linux" or threading.current_thread() is not threading.main_thread():
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def set_death_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # rollcert died before the prctl: no signal will come now
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return set_death_signal
 
 
 def _stop_process_group(process: subprocess.Popen[bytes], grace: float = SHUTDOWN_GRACE_SECONDS) -> int | None:
