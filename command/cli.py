@@ -33,11 +33,15 @@ rollcert's own process, for a debugger.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -322,8 +326,48 @@ def resolve_with_findings(args: argparse.Namespace, text: str) -> Any:
 
     path: Path | None = getattr(args, "set_aside", None)
     findings = load_findings(path) if path is not None else ()
-    target = resolve_target(text)
+    with _import_deadline(f"importing and building the target {text!r}"):
+        target = resolve_target(text)
     return replace(target, set_aside=(*target.set_aside, *findings)) if findings else target
+
+
+@contextlib.contextmanager
+def _import_deadline(doing: str) -> Iterator[None]:
+    """``doing`` (the target's import, in rollcert's own process) within the
+    worker deadline (``--deadline``; 900 s by default), else a :class:`TargetError`.
+
+    The target is imported here before any worker starts (its name, its
+    capabilities, the servers it needs): an import that never returned hung the
+    command for ever, past every deadline the workers keep. A timer signal
+    interrupts it (a blocking system call included); code that never gives the
+    interpreter back (a native deadlock) is out of its reach, as of every
+    in-process bound. Only the main thread receives signals: elsewhere, no bound."""
+    from rollcert.command.parallel import DEFAULT_SUPERVISED_DEADLINE
+    from rollcert.command.parallel import chosen_deadline
+    from rollcert.targets.adapter import TargetError
+
+    seconds = chosen_deadline(DEFAULT_SUPERVISED_DEADLINE)
+    if seconds is None or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    fired = False
+
+    def overran(signum: int, frame: object) -> None:
+        nonlocal fired
+        fired = True
+        raise TimeoutError(doing)
+
+    previous = signal.signal(signal.SIGALRM, overran)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except BaseException:
+        if fired:
+            raise TargetError(f"{doing} did not finish within its deadline of {seconds:g} s (--deadline)") from None
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def target_source(args: argparse.Namespace) -> TargetSource:

@@ -95,3 +95,19 @@ def test_an_in_process_call_leaves_the_environment_as_it_was(monkeypatch: pytest
     main(["certify", "bundled", "--only", "R0", "--deadline", "120", "--call-timeout", "5", "-q"])
     assert "ROLLCERT_DEADLINE" not in os.environ
     assert os.environ["ROLLCERT_CALL_TIMEOUT"] == "30"
+
+
+@pytest.mark.parametrize("command", [["certify"], ["certify", "--shard", "1/2", "--json", "part.json"], ["campaign", "--budget", "60s"]])
+def test_a_target_whose_import_hangs_fails_at_the_deadline(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Measured before: ``rollcert certify hanging:TARGET`` never returned (the
+    target is imported in rollcert's own process, before any worker and its deadline;
+    smoke, replay and explore import it in their supervised worker)."""
+    (tmp_path / "hanging_on_import.py").write_text("import time\ntime.sleep(3600)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ROLLCERT_DEADLINE", "0.3")  # what --deadline sets, for every command
+    assert main([*command, "hanging_on_import:TARGET"]) == 3
+    said = capsys.readouterr().err
+    assert "'hanging_on_import:TARGET' did not finish within its deadline of 0.3 s (--deadline)" in said
