@@ -29,6 +29,8 @@ up instead.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -84,11 +86,27 @@ def room_of(module: str, modules: dict[str, Path], root: Path) -> str:
     return modules[module].relative_to(root).parts[0]
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body``, nested ones included: an import is a statement,
+    so the expressions (nine nodes in ten) need no visit — ``ast.walk`` took seconds."""
+    for statement in body:
+        yield statement
+        for field in ("body", "orelse", "finalbody"):
+            nested = getattr(statement, field, None)
+            if isinstance(nested, list):
+                yield from _statements([s for s in nested if isinstance(s, ast.stmt)])
+        for handler in getattr(statement, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(statement, "cases", ()):
+            yield from _statements(case.body)
+
+
+@cache
 def imported_names(path: Path) -> list[tuple[str, bool]]:
     """Every module name ``path`` imports, at any depth of the file, with whether it
     is imported as a package whose attribute is taken (``from P import x``)."""
     found: list[tuple[str, bool]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _statements(ast.parse(path.read_text(encoding="utf-8")).body):
         if isinstance(node, ast.Import):
             found += [(alias.name, False) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -108,7 +126,7 @@ def import_graph(root: Path) -> tuple[dict[str, Path], dict[str, set[str]]]:
 
 def wrong_way_imports(root: Path) -> list[str]:
     """Every import that reaches a room its room may not import."""
-    modules, graph = import_graph(root)
+    modules, graph = import_graph(root) if root != ROOT else (MODULES, import_graph_of_the_repository())
     return sorted(
         f"{module} -> {imported}"
         for module, imported_modules in graph.items()
@@ -156,14 +174,29 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return components
 
 
-MODULES, GRAPH = import_graph(ROOT)
+#: The modules are listed at import (the parametrisation below needs them); the
+#: graph parses every file (seconds), so it is built when a test first asks,
+#: not at collection, which every xdist worker pays.
+MODULES = modules_of(ROOT)
+
+
+@cache
+def import_graph_of_the_repository() -> dict[str, set[str]]:
+    return import_graph(ROOT)[1]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _graph_parsed_once() -> None:
+    """Parsing the 300-odd files takes 2 s (6 s on a loaded machine): once, in this
+    module's setup, not in whichever test happens to ask first."""
+    import_graph_of_the_repository()
 
 
 def test_the_graph_sees_the_whole_tree() -> None:
     assert "rollcert.stateful_tests.judge" in MODULES
-    assert "rollcert.stateful_tests.family" in GRAPH["rollcert.stateful_tests.judge"]
-    assert "rollcert.targets.adapter" in GRAPH["rollcert.stateful_tests.judge"]
-    assert "benchmarks.suite" in MODULES and "benchmarks.shortest" in GRAPH["benchmarks.suite"]
+    assert "rollcert.stateful_tests.family" in import_graph_of_the_repository()["rollcert.stateful_tests.judge"]
+    assert "rollcert.targets.adapter" in import_graph_of_the_repository()["rollcert.stateful_tests.judge"]
+    assert "benchmarks.suite" in MODULES and "benchmarks.shortest" in import_graph_of_the_repository()["benchmarks.suite"]
     assert "rollcert.command.cli" in MODULES and "rollcert.reports.certificate" in MODULES
     assert {room_of(m, MODULES, ROOT) for m in MODULES} == set(INSTALLED + ABOVE)
 
@@ -207,12 +240,12 @@ def test_a_planted_wrong_way_import_is_found(tmp_path: Path) -> None:
 
 
 def test_no_import_cycle_between_files() -> None:
-    assert cycles(GRAPH) == []
+    assert cycles(import_graph_of_the_repository()) == []
 
 
 def test_no_import_cycle_between_rooms() -> None:
     rooms: dict[str, set[str]] = {}
-    for module, imported in GRAPH.items():
+    for module, imported in import_graph_of_the_repository().items():
         here = room_of(module, MODULES, ROOT)
         rooms.setdefault(here, set()).update(
             there for i in imported if (there := room_of(i, MODULES, ROOT)) != here
