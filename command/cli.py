@@ -168,25 +168,44 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def corpus_option(text: str) -> Path | None:
-    """``--corpus DIR``, or ``off`` for none (what the help calls the default, and what
-    the pytest plugin's ``--rollcert-corpus off`` means): never a folder named ``off``
-    by accident (write ``./off`` for that)."""
-    return None if text.strip().lower() == "off" else Path(text)
+def corpus_option(text: str) -> Any:
+    """``--corpus DIR``, a ``redis://`` URL or ``module:attr`` naming a Hypothesis
+    ``ExampleDatabase`` (:func:`~rollcert.stateful_tests.corpus.corpus_location`),
+    or ``off`` for none (what the help calls the default, and what the pytest
+    plugin's ``--rollcert-corpus off`` means): never a folder named ``off`` by
+    accident (write ``./off`` for that)."""
+    if text.strip().lower() == "off":
+        return None
+    if text.startswith(("redis://", "rediss://", "unix://")) or ":" in text:
+        from rollcert.stateful_tests.corpus import corpus_location
+
+        return corpus_location(text)
+    return Path(text)
 
 
 def add_corpus_option(parser: argparse.ArgumentParser, default: str = "off") -> None:
     parser.add_argument(
-        "--corpus", type=corpus_option, metavar="DIR",
-        help="a corpus of counterexample traces: replayed first (a trace that still fails is a violation at once), "
+        "--corpus", type=corpus_option, metavar="DIR|URL",
+        help="a corpus of counterexample traces: a directory, redis://HOST:PORT/DB, or module:attr naming a "
+        "Hypothesis ExampleDatabase; replayed first (a trace that still fails is a violation at once), "
         f"and every counterexample found is added (default: {default})",
     )
 
 
-def corpus_directory(path: Path | None) -> Path | None:
-    """``--corpus DIR``, refused before the run if it could not be a directory to write into."""
+def corpus_directory(path: Any) -> Any:
+    """``--corpus``, refused before the run if it could not be a directory to write
+    into, or a database that cannot be opened or reached."""
     if path is None:
         return None
+    if not isinstance(path, Path):
+        from rollcert.stateful_tests.corpus import CorpusUnavailable
+        from rollcert.stateful_tests.corpus import check_corpus
+
+        try:
+            check_corpus(path)
+        except CorpusUnavailable as error:
+            raise UsageError(str(error)) from None
+        return path
     if path.exists() and not path.is_dir():
         raise UsageError(f"--corpus {path}: not a directory")
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
@@ -213,6 +232,7 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
 
         tally = CorpusTally(directory)
         after = ""
+        handled: set[str] = set()  # every entry done or lost (a database has no order to resume in)
         running: list[tuple[str, str]] = []  # the entry the current worker holds, if any
         finished: list[str] = []  # the entries the current worker finished
 
@@ -222,6 +242,7 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
                 running.clear()
                 if payload.name:
                     finished.append(payload.name)
+                    handled.add(payload.name)
             else:
                 running[:] = [payload]
 
@@ -229,7 +250,8 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
             running.clear()
             finished.clear()
             ended = run_supervised(
-                partial(_replay_corpus_in_worker, source, directory, tuple(property_ids), after), "the corpus replay",
+                partial(_replay_corpus_in_worker, source, directory, tuple(property_ids), after, frozenset(handled)),
+                "the corpus replay",
                 in_process=in_process, on_note=on_note,
             )
             if not isinstance(ended, WorkerEnded):
@@ -240,11 +262,13 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
                 tally.add(EntryOutcome(name, property_id, result=lost))
                 print(visible(f"rollcert: corpus: {name} ({property_id}): its replay did not finish: {ended.reason}"),
                       file=sys.stderr)
-                after = name
+                after = name if isinstance(directory, Path) else ""
+                handled.add(name)
             elif finished:  # lost between entries: resume after the last one it finished
-                after = max(after, finished[-1])
+                after = max(after, finished[-1]) if isinstance(directory, Path) else ""
             else:  # lost holding no entry, having finished none: nothing replayed is no pass
-                why = f"the corpus {portable_path(directory, 'corpus')} could not be replayed: {ended.reason}"
+                shown = portable_path(directory, "corpus") if isinstance(directory, Path) else str(directory)
+                why = f"the corpus {shown} could not be replayed: {ended.reason}"
                 print(visible(f"rollcert: corpus: {why}"), file=sys.stderr)
                 for property_id in property_ids:
                     tally.lose(property_id, _error_result(property_id, why))
@@ -269,7 +293,7 @@ def _error_result(property_id: str, reason: str) -> Any:
 
 
 def _replay_corpus_in_worker(
-    source: TargetSource, directory: Path, property_ids: tuple[str, ...], after: str, say: Say
+    source: TargetSource, directory: Any, property_ids: tuple[str, ...], after: str, done: frozenset[str], say: Say
 ) -> None:
     """The corpus replay's work in its worker: every entry's outcome goes to the
     parent as soon as it is known (a note), so that a worker lost on a later
@@ -279,7 +303,7 @@ def _replay_corpus_in_worker(
 
     target = source.resolve()
     for outcome in replay_entries(
-        target, directory, property_ids, after=after, starting=lambda name, pid: note(say, (name, pid))
+        target, directory, property_ids, after=after, done=done, starting=lambda name, pid: note(say, (name, pid))
     ):
         note(say, outcome)
 
@@ -590,7 +614,8 @@ def _certify_shard(args: argparse.Namespace) -> int:
         replayed = corpus_replayer(source, in_process=args.in_process)(corpus, firsts)
         from_corpus = dict(replayed.properties)
         # Counted as every shard counts them (files no target can read), so that the partials agree.
-        corpus_record = {"directory": portable_path(corpus, "corpus"), "skipped": replayed.unreadable}
+        shown = portable_path(corpus, "corpus") if isinstance(corpus, Path) else str(corpus)
+        corpus_record = {"directory": shown, "skipped": replayed.unreadable}
     run = run_unit
     done: dict[Unit, UnitResult] = {}
     skipped: list[Unit] = []
