@@ -764,6 +764,7 @@ def _campaign(args: argparse.Namespace) -> int:
     from rollcert.command.processes import signal_name
     from rollcert.reports.certificate import render_text
     from rollcert.reports.certificate import to_json
+    from rollcert.stateful_tests.campaign import CampaignProgress
     from rollcert.stateful_tests.campaign import PropertyCampaign
     from rollcert.stateful_tests.certify import ROUND_SEED_STRIDE
     from rollcert.stateful_tests.certify import RoundRecord
@@ -794,13 +795,18 @@ def _campaign(args: argparse.Namespace) -> int:
     ran: dict[str, Any] = {}
     new: list[str] = []
 
+    kept: set[str] = set()
+
     def keep(ran: dict[str, Any]) -> None:
-        """Tally every unit of this round that finished, a round the budget or a signal cut included."""
+        """Tally every unit of this round that finished, a round the budget or a signal cut included;
+        called as each unit finishes (:class:`_Arrivals`), so that its finding is in a shared corpus
+        for other machines' runs at once, and again at the round's end (nothing is counted twice)."""
         nonlocal added
         elapsed = time.monotonic() - started
         for name in names:
-            if name not in ran:
+            if name not in ran or name in kept:
                 continue
+            kept.add(name)
             done = ran[name]
             unit = Unit.parse(name)
             if isinstance(done, PropertyResult):  # its worker died
@@ -811,26 +817,35 @@ def _campaign(args: argparse.Namespace) -> int:
                 if corpus is not None and found is not None:
                     added += add_counterexample(corpus, found, target.name)
 
+    def findings_so_far() -> str:
+        return ", ".join(f"{pid} {len(t.findings)}" for pid, t in tallies.items() if t.findings) or "none"
+
+    # Rounds are numbered from 0 everywhere (round k has seed base + k * stride, like unit R2::shard-k).
+    live = None if args.quiet else CampaignProgress(started, args.budget, findings_so_far)
     interrupted = ""
     try:
         while time.monotonic() < stop_at:
             seed = base + rounds * ROUND_SEED_STRIDE
-            ran, new = {}, []
+            ran, new = _Arrivals(keep), []
+            kept.clear()
+            if live is not None:
+                live.new_round(rounds, len(names))
             try:
-                certify_in_workers(run_unit, source, names, args.profile, seed, args.jobs, stop_at=stop_at, finished=ran)
+                certify_in_workers(
+                    run_unit, source, names, args.profile, seed, args.jobs, live, stop_at=stop_at, finished=ran
+                )
             finally:  # what finished is kept, however the round ended
                 keep(ran)
             if len(ran) < len(names):
                 break  # the budget ran out in the middle of this round: the units that finished are kept
-            rounds += 1
             if not args.quiet:
                 elapsed = time.monotonic() - started
-                findings = ", ".join(f"{pid} {len(t.findings)}" for pid, t in tallies.items() if t.findings) or "none"
                 print(
                     f"rollcert: campaign round {rounds} (seed {seed}) done at {elapsed:.0f} s of {args.budget:.0f} s; "
-                    f"distinct findings: {findings}" + (f"; new: {', '.join(new)}" if new else ""),
+                    f"distinct findings: {findings_so_far()}" + (f"; new: {', '.join(new)}" if new else ""),
                     file=sys.stderr, flush=True,
                 )
+            rounds += 1
     except KeyboardInterrupt as interruption:
         interrupted = signal_name(interruption)
     cut = {"round": rounds, "finished": [n for n in names if n in ran], "stopped": [n for n in names if n not in ran]}
@@ -844,13 +859,14 @@ def _campaign(args: argparse.Namespace) -> int:
         say_interrupted(certificate)
     elif cut["stopped"] and not args.quiet:
         print(
-            f"rollcert: campaign round {rounds + 1} cut by the budget: kept {', '.join(cut['finished']) or 'no unit'}; "
+            f"rollcert: campaign round {rounds} cut by the budget: kept {', '.join(cut['finished']) or 'no unit'}; "
             f"stopped {', '.join(cut['stopped'])}", file=sys.stderr, flush=True,
         )
     if corpus is not None:
         certificate.corpus = CorpusSummary(str(corpus), 0, 0, 0, added)
     print(render_text(certificate))
-    print(f"campaign: {rounds} rounds in {elapsed:.1f} s (budget {args.budget:.0f} s)")
+    print(f"campaign: {rounds} rounds finished (0 to {rounds - 1}) in {elapsed:.1f} s (budget {args.budget:.0f} s)"
+          if rounds else f"campaign: no round finished in {elapsed:.1f} s (budget {args.budget:.0f} s)")
     for pid, tally in tallies.items():
         for finding in tally.findings:
             print(f"  {pid}: {finding.name} ({finding.steps} steps), found after {finding.seconds:.1f} s in round {finding.round}")
@@ -863,6 +879,19 @@ def _campaign(args: argparse.Namespace) -> int:
     }
     write_output(args.json, json.dumps(record, indent=2) + "\n")
     return certificate.exit_status
+
+
+class _Arrivals(dict[str, Any]):
+    """A round's results as they arrive (``certify_in_workers``'s ``finished``),
+    each handed to ``keep`` the moment it is stored."""
+
+    def __init__(self, keep: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__()
+        self._keep = keep
+
+    def __setitem__(self, name: str, result: Any) -> None:
+        super().__setitem__(name, result)
+        self._keep(self)
 
 
 def _certificates_search(args: argparse.Namespace, source: TargetSource, target: Target) -> ExhaustiveResult:

@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,16 +64,17 @@ def _answers(port: int) -> bool:
         return False
 
 
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A redis-server of this test's own on a free loopback port, no persistence; killed at the end."""
+@contextmanager
+def redis_server(directory: Path) -> Iterator[str]:
+    """A redis-server of the caller's own on a free loopback port, no persistence;
+    killed at the end. Skips, saying why, where it is not installed."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (.ci/run installs it from the distribution's packages)")
     pytest.importorskip("redis", reason="the redis package is not installed (pip install 'rollcert[redis]')")
     port = _free_port()
     server = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(directory)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -85,6 +87,12 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     finally:
         server.kill()
         server.wait()
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    with redis_server(tmp_path) as url:
+        yield url
 
 
 def _certify(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
