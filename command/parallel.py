@@ -480,8 +480,8 @@ def certify_in_workers(
     A property whose worker runs past ``deadline`` seconds is ``error``, its
     worker's process group killed (default: ``$ROLLCERT_DEADLINE``, else by
     profile, :data:`DEFAULT_DEADLINES`). A task whose worker died before
-    reporting is handed to a fresh worker again, :data:`RETRIES` times at most
-    (:class:`_Tasks`), then ``error`` naming how it died.
+    reporting, killed by SIGKILL, is handed to a fresh worker again, :data:`RETRIES`
+    times at most (:class:`_Tasks`); otherwise, or then, it is ``error`` naming how it died.
 
     ``finished``, when given, receives each result as it arrives: a caller whose
     run is interrupted (Ctrl-C, SIGTERM: the ``KeyboardInterrupt`` goes through
@@ -494,10 +494,12 @@ def certify_in_workers(
     return {pid: tasks.results[pid] for pid in property_ids if pid in tasks.results}
 
 
-#: How many more times a task (a property, a work unit) whose worker died before
-#: reporting is handed to a fresh worker: a worker lost to the machine (the OOM
-#: killer, an operator's ``kill -9``, a preempted host) must not cost the run its
-#: property, while a target that takes every worker down still ends as ``error``.
+#: How many more times a task (a property, a work unit) whose worker was killed by
+#: SIGKILL before reporting is handed to a fresh worker: a worker lost to the
+#: machine (the OOM killer, an operator's ``kill -9``, a preempted host) must not
+#: cost the run its property, while a target that takes every worker down still
+#: ends as ``error``. A worker that exited or crashed (``os._exit``, SIGSEGV) is
+#: not tried again: that is the target's own doing, its property's ``error`` at once.
 RETRIES = 2
 
 
@@ -532,6 +534,8 @@ class _Tasks:
         """Whether ``task``, whose worker died before reporting, goes to another worker."""
         import sys
 
+        if exitcode != -signal.SIGKILL:
+            return False
         tries = self.tries[task] = self.tries.get(task, 0) + 1
         if tries > RETRIES:
             return False
@@ -631,7 +635,7 @@ def certify_units_in_workers(
 
     Elastic where a property per worker is not: a long property no longer
     leaves the other workers idle at the end of a run, and a unit whose worker
-    died (SIGKILL, the OOM killer) is run again by another worker
+    was killed (SIGKILL: an operator, the OOM killer) is run again by another worker
     (:data:`RETRIES` times), the other units of its property untouched. A round
     is handed out once its property's previous round is in, and only if it can
     still matter (``shards.needed``: no earlier round ended the property), so

@@ -95,3 +95,6 @@ def test_a_round_is_handed_out_only_once_the_serial_loop_would_start_it() -> Non
     assert tasks.results["R3"].verdict == "violated"  # rounds 1-3 never run: the serial loop stopped
     assert tasks.take() is None and tasks.waiting == ["R2::shard-2", "R2::shard-3"]
     assert tasks.died("R2::shard-1", -9) and tasks.take() == "R2::shard-1"  # a lost worker's unit, again
+    assert tasks.died("R2::shard-1", -9) and tasks.take() == "R2::shard-1"
+    assert not tasks.died("R2::shard-1", -9)  # a third SIGKILL: the unit took every worker down, its error
+    assert not tasks.died("R3::shard-0", 0) and not tasks.died("R3::shard-0", -11)  # the target's own exit, crash
