@@ -527,13 +527,15 @@ def replay_entries(
         yield _replayed(target, entry, starting)
 
 
-def _replayed(target: Target, entry: CorpusEntry, starting: Callable[[str, str], None] | None) -> EntryOutcome:
+def _replayed(
+    target: Target, entry: CorpusEntry, starting: Callable[[str, str], None] | None, kind: str = "file"
+) -> EntryOutcome:
     if starting is not None:
         starting(entry.name, entry.property_id)
     outcome = _replay_entry(target, entry)
     if isinstance(outcome, str):
         return EntryOutcome(
-            entry.name, entry.property_id, entry.length, skipped=f"skipped the corpus entry {entry.name}: {outcome}"
+            entry.name, entry.property_id, entry.length, skipped=f"skipped the corpus {kind} {entry.name}: {outcome}"
         )
     return EntryOutcome(entry.name, entry.property_id, entry.length, result=outcome)
 
@@ -579,7 +581,7 @@ def _replay_database(
                         f"it is a trace of {entry.property_id} of {entry.target!r}"
                     ))
                     continue
-                yield _replayed(target, entry, starting)
+                yield _replayed(target, entry, starting, "entry")
         except Exception as error:  # the server went away, a timeout: no pass for what was not read
             why = f"the corpus {corpus} could not be read: {describe_exception(error)}"
             yield EntryOutcome("", property_id, result=_unreadable(property_id, why))
