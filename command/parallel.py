@@ -527,8 +527,9 @@ class _Tasks:
 
     def done(self, task: str, result: Any) -> None:
         self.results[task] = result
-        if self.progress is not None:
-            self.progress.finished(task, result.verdict, result.progress_summary())
+        if self.progress is not None:  # a property's result, or a work unit's (``shards.UnitResult``)
+            shown = result if isinstance(result, PropertyResult) else result.result
+            self.progress.finished(task, shown.verdict, shown.progress_summary())
 
     def died(self, task: str, exitcode: int | None) -> bool:
         """Whether ``task``, whose worker died before reporting, goes to another worker."""
