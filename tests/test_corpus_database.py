@@ -218,3 +218,21 @@ def test_read_only_and_multiplexed_compositions_as_hypothesis_documents_them(
     entries, warnings = read_corpus(tmp_path / "local", SPECIMEN)  # today's directory layout
     assert [parse_trace(e.trace)[1].initial for e in entries] == [b"zz"] and warnings == []
     assert list(TraceDirectoryDatabase(tmp_path / "local").fetch(corpus_key(SPECIMEN, "R2"))) == []
+
+
+@pytest.mark.slow
+def test_the_pytest_gate_shares_a_redis_corpus(redis_url: str, tmp_path: Path) -> None:
+    """``rollcert_gate(corpus="redis://...")`` (and ``--rollcert-corpus URL``): a gate in one
+    project's test run remembers what another found, through the shared store."""
+    def gate(seed: int) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "test_gate.py").write_text(
+            "def test_gate(rollcert_gate):\n"
+            f"    rollcert_gate({SPECIMEN!r}, only=('R3',), seed={seed}, corpus={redis_url!r})\n"
+        )
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_gate.py"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+    first = gate(0)
+    assert "1 failed" in first.stdout and "1 new counterexamples added" in first.stdout, first.stdout
+    second = gate(7)
+    assert "1 failed" in second.stdout and "(below, from the corpus)" in second.stdout, second.stdout
