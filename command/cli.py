@@ -172,25 +172,44 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def corpus_option(text: str) -> Path | None:
-    """``--corpus DIR``, or ``off`` for none (what the help calls the default, and what
-    the pytest plugin's ``--rollcert-corpus off`` means): never a folder named ``off``
-    by accident (write ``./off`` for that)."""
-    return None if text.strip().lower() == "off" else Path(text)
+def corpus_option(text: str) -> Any:
+    """``--corpus DIR``, a ``redis://`` URL or ``module:attr`` naming a Hypothesis
+    ``ExampleDatabase`` (:func:`~rollcert.stateful_tests.corpus.corpus_location`),
+    or ``off`` for none (what the help calls the default, and what the pytest
+    plugin's ``--rollcert-corpus off`` means): never a folder named ``off`` by
+    accident (write ``./off`` for that)."""
+    if text.strip().lower() == "off":
+        return None
+    if text.startswith(("redis://", "rediss://", "unix://")) or ":" in text:
+        from rollcert.stateful_tests.corpus import corpus_location
+
+        return corpus_location(text)
+    return Path(text)
 
 
 def add_corpus_option(parser: argparse.ArgumentParser, default: str = "off") -> None:
     parser.add_argument(
-        "--corpus", type=corpus_option, metavar="DIR",
-        help="a corpus of counterexample traces: replayed first (a trace that still fails is a violation at once), "
+        "--corpus", type=corpus_option, metavar="DIR|URL",
+        help="a corpus of counterexample traces: a directory, redis://HOST:PORT/DB, or module:attr naming a "
+        "Hypothesis ExampleDatabase; replayed first (a trace that still fails is a violation at once), "
         f"and every counterexample found is added (default: {default})",
     )
 
 
-def corpus_directory(path: Path | None) -> Path | None:
-    """``--corpus DIR``, refused before the run if it could not be a directory to write into."""
+def corpus_directory(path: Any) -> Any:
+    """``--corpus``, refused before the run if it could not be a directory to write
+    into, or a database that cannot be opened or reached."""
     if path is None:
         return None
+    if not isinstance(path, Path):
+        from rollcert.stateful_tests.corpus import CorpusUnavailable
+        from rollcert.stateful_tests.corpus import check_corpus
+
+        try:
+            check_corpus(path)
+        except CorpusUnavailable as error:
+            raise UsageError(str(error)) from None
+        return path
     if path.exists() and not path.is_dir():
         raise UsageError(f"--corpus {path}: not a directory")
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
@@ -217,6 +236,7 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
 
         tally = CorpusTally(directory)
         after = ""
+        handled: set[str] = set()  # every entry done or lost (a database has no order to resume in)
         running: list[tuple[str, str]] = []  # the entry the current worker holds, if any
         finished: list[str] = []  # the entries the current worker finished
 
@@ -226,6 +246,7 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
                 running.clear()
                 if payload.name:
                     finished.append(payload.name)
+                    handled.add(payload.name)
             else:
                 running[:] = [payload]
 
@@ -233,7 +254,8 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
             running.clear()
             finished.clear()
             ended = run_supervised(
-                partial(_replay_corpus_in_worker, source, directory, tuple(property_ids), after), "the corpus replay",
+                partial(_replay_corpus_in_worker, source, directory, tuple(property_ids), after, frozenset(handled)),
+                "the corpus replay",
                 in_process=in_process, on_note=on_note,
             )
             if not isinstance(ended, WorkerEnded):
@@ -244,11 +266,13 @@ def corpus_replayer(source: TargetSource, *, in_process: bool) -> Callable[[Path
                 tally.add(EntryOutcome(name, property_id, result=lost))
                 print(visible(f"rollcert: corpus: {name} ({property_id}): its replay did not finish: {ended.reason}"),
                       file=sys.stderr)
-                after = name
+                after = name if isinstance(directory, Path) else ""
+                handled.add(name)
             elif finished:  # lost between entries: resume after the last one it finished
-                after = max(after, finished[-1])
+                after = max(after, finished[-1]) if isinstance(directory, Path) else ""
             else:  # lost holding no entry, having finished none: nothing replayed is no pass
-                why = f"the corpus {portable_path(directory, 'corpus')} could not be replayed: {ended.reason}"
+                shown = portable_path(directory, "corpus") if isinstance(directory, Path) else str(directory)
+                why = f"the corpus {shown} could not be replayed: {ended.reason}"
                 print(visible(f"rollcert: corpus: {why}"), file=sys.stderr)
                 for property_id in property_ids:
                     tally.lose(property_id, _error_result(property_id, why))
@@ -273,7 +297,7 @@ def _error_result(property_id: str, reason: str) -> Any:
 
 
 def _replay_corpus_in_worker(
-    source: TargetSource, directory: Path, property_ids: tuple[str, ...], after: str, say: Say
+    source: TargetSource, directory: Any, property_ids: tuple[str, ...], after: str, done: frozenset[str], say: Say
 ) -> None:
     """The corpus replay's work in its worker: every entry's outcome goes to the
     parent as soon as it is known (a note), so that a worker lost on a later
@@ -283,7 +307,7 @@ def _replay_corpus_in_worker(
 
     target = source.resolve()
     for outcome in replay_entries(
-        target, directory, property_ids, after=after, starting=lambda name, pid: note(say, (name, pid))
+        target, directory, property_ids, after=after, done=done, starting=lambda name, pid: note(say, (name, pid))
     ):
         note(say, outcome)
 
@@ -634,7 +658,8 @@ def _certify_shard(args: argparse.Namespace) -> int:
         replayed = corpus_replayer(source, in_process=args.in_process)(corpus, firsts)
         from_corpus = dict(replayed.properties)
         # Counted as every shard counts them (files no target can read), so that the partials agree.
-        corpus_record = {"directory": portable_path(corpus, "corpus"), "skipped": replayed.unreadable}
+        shown = portable_path(corpus, "corpus") if isinstance(corpus, Path) else str(corpus)
+        corpus_record = {"directory": shown, "skipped": replayed.unreadable}
     run = run_unit
     done: dict[Unit, UnitResult] = {}
     skipped: list[Unit] = []
@@ -783,6 +808,7 @@ def _campaign(args: argparse.Namespace) -> int:
     from rollcert.command.processes import signal_name
     from rollcert.reports.certificate import render_text
     from rollcert.reports.certificate import to_json
+    from rollcert.stateful_tests.campaign import CampaignProgress
     from rollcert.stateful_tests.campaign import PropertyCampaign
     from rollcert.stateful_tests.certify import ROUND_SEED_STRIDE
     from rollcert.stateful_tests.certify import RoundRecord
@@ -813,13 +839,18 @@ def _campaign(args: argparse.Namespace) -> int:
     ran: dict[str, Any] = {}
     new: list[str] = []
 
+    kept: set[str] = set()
+
     def keep(ran: dict[str, Any]) -> None:
-        """Tally every unit of this round that finished, a round the budget or a signal cut included."""
+        """Tally every unit of this round that finished, a round the budget or a signal cut included;
+        called as each unit finishes (:class:`_Arrivals`), so that its finding is in a shared corpus
+        for other machines' runs at once, and again at the round's end (nothing is counted twice)."""
         nonlocal added
         elapsed = time.monotonic() - started
         for name in names:
-            if name not in ran:
+            if name not in ran or name in kept:
                 continue
+            kept.add(name)
             done = ran[name]
             unit = Unit.parse(name)
             if isinstance(done, PropertyResult):  # its worker died
@@ -830,26 +861,35 @@ def _campaign(args: argparse.Namespace) -> int:
                 if corpus is not None and found is not None:
                     added += add_counterexample(corpus, found, target.name)
 
+    def findings_so_far() -> str:
+        return ", ".join(f"{pid} {len(t.findings)}" for pid, t in tallies.items() if t.findings) or "none"
+
+    # Rounds are numbered from 0 everywhere (round k has seed base + k * stride, like unit R2::shard-k).
+    live = None if args.quiet else CampaignProgress(started, args.budget, findings_so_far)
     interrupted = ""
     try:
         while time.monotonic() < stop_at:
             seed = base + rounds * ROUND_SEED_STRIDE
-            ran, new = {}, []
+            ran, new = _Arrivals(keep), []
+            kept.clear()
+            if live is not None:
+                live.new_round(rounds, len(names))
             try:
-                certify_in_workers(run_unit, source, names, args.profile, seed, args.jobs, stop_at=stop_at, finished=ran)
+                certify_in_workers(
+                    run_unit, source, names, args.profile, seed, args.jobs, live, stop_at=stop_at, finished=ran
+                )
             finally:  # what finished is kept, however the round ended
                 keep(ran)
             if len(ran) < len(names):
                 break  # the budget ran out in the middle of this round: the units that finished are kept
-            rounds += 1
             if not args.quiet:
                 elapsed = time.monotonic() - started
-                findings = ", ".join(f"{pid} {len(t.findings)}" for pid, t in tallies.items() if t.findings) or "none"
                 print(
                     f"rollcert: campaign round {rounds} (seed {seed}) done at {elapsed:.0f} s of {args.budget:.0f} s; "
-                    f"distinct findings: {findings}" + (f"; new: {', '.join(new)}" if new else ""),
+                    f"distinct findings: {findings_so_far()}" + (f"; new: {', '.join(new)}" if new else ""),
                     file=sys.stderr, flush=True,
                 )
+            rounds += 1
     except KeyboardInterrupt as interruption:
         interrupted = signal_name(interruption)
     cut = {"round": rounds, "finished": [n for n in names if n in ran], "stopped": [n for n in names if n not in ran]}
@@ -863,13 +903,14 @@ def _campaign(args: argparse.Namespace) -> int:
         say_interrupted(certificate)
     elif cut["stopped"] and not args.quiet:
         print(
-            f"rollcert: campaign round {rounds + 1} cut by the budget: kept {', '.join(cut['finished']) or 'no unit'}; "
+            f"rollcert: campaign round {rounds} cut by the budget: kept {', '.join(cut['finished']) or 'no unit'}; "
             f"stopped {', '.join(cut['stopped'])}", file=sys.stderr, flush=True,
         )
     if corpus is not None:
         certificate.corpus = CorpusSummary(str(corpus), 0, 0, 0, added)
     print(render_text(certificate))
-    print(f"campaign: {rounds} rounds in {elapsed:.1f} s (budget {args.budget:.0f} s)")
+    print(f"campaign: {rounds} rounds finished (0 to {rounds - 1}) in {elapsed:.1f} s (budget {args.budget:.0f} s)"
+          if rounds else f"campaign: no round finished in {elapsed:.1f} s (budget {args.budget:.0f} s)")
     for pid, tally in tallies.items():
         for finding in tally.findings:
             print(f"  {pid}: {finding.name} ({finding.steps} steps), found after {finding.seconds:.1f} s in round {finding.round}")
@@ -882,6 +923,19 @@ def _campaign(args: argparse.Namespace) -> int:
     }
     write_output(args.json, json.dumps(record, indent=2) + "\n")
     return certificate.exit_status
+
+
+class _Arrivals(dict[str, Any]):
+    """A round's results as they arrive (``certify_in_workers``'s ``finished``),
+    each handed to ``keep`` the moment it is stored."""
+
+    def __init__(self, keep: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__()
+        self._keep = keep
+
+    def __setitem__(self, name: str, result: Any) -> None:
+        super().__setitem__(name, result)
+        self._keep(self)
 
 
 def _certificates_search(args: argparse.Namespace, source: TargetSource, target: Target) -> ExhaustiveResult:

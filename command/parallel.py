@@ -396,9 +396,14 @@ def certify_in_workers_or_here(
             source = TargetSource(target_text)
         limits = WorkerLimits(memory_limit, call_timeout)
         run_property = certify_property if limits == WorkerLimits() else partial(_certify_within, limits)
+        run_unit = partial(_run_unit_within, limits)
         chosen_source = source
 
         def runner(ids: Sequence[str], profile: str, seed: int, progress: ProgressSink | None) -> dict[str, PropertyResult]:
+            if jobs > 1:  # work units to whichever worker is free (one worker: a property each, as serially)
+                return certify_units_in_workers(
+                    run_unit, chosen_source, ids, profile, seed, jobs, progress, deadline=deadline, finished=finished
+                )
             return certify_in_workers(
                 run_property, chosen_source, ids, profile, seed, max(jobs, 1), progress, deadline=deadline,
                 finished=finished,
@@ -444,6 +449,18 @@ def _certify_within(
     return certify_property(target, property_id, profile, seed, progress=progress)
 
 
+def _run_unit_within(
+    limits: WorkerLimits, target: Target, name: str, profile: Profile, seed: int, *,
+    progress: ProgressSink | None = None,
+) -> Any:
+    """``shards.run_unit`` in a worker process within ``limits``. Module-level,
+    so that it travels to the worker by reference."""
+    from rollcert.stateful_tests.shards import run_unit
+
+    limits.apply()
+    return run_unit(target, name, profile, seed, progress=progress)
+
+
 def certify_in_workers(
     run_property: PropertyRunner,
     source: TargetSource,
@@ -462,87 +479,298 @@ def certify_in_workers(
     every worker still running is stopped and the results so far are returned.
     A property whose worker runs past ``deadline`` seconds is ``error``, its
     worker's process group killed (default: ``$ROLLCERT_DEADLINE``, else by
-    profile, :data:`DEFAULT_DEADLINES`).
+    profile, :data:`DEFAULT_DEADLINES`). A task whose worker died before
+    reporting, killed by SIGKILL, is handed to a fresh worker again, :data:`RETRIES`
+    times at most (:class:`_Tasks`); otherwise, or then, it is ``error`` naming how it died.
 
     ``finished``, when given, receives each result as it arrives: a caller whose
     run is interrupted (Ctrl-C, SIGTERM: the ``KeyboardInterrupt`` goes through
     here) still holds every verdict reached, for its certificate."""
+    # Longest first, so that it does not start last and run alone: R7 runs each
+    # program many times (about half a default run). Start order changes no result.
+    waiting = sorted(property_ids, key=lambda pid: pid not in LONGEST_FIRST)
+    tasks = _Tasks(waiting, progress, finished if finished is not None else {})
+    _drive(tasks, run_property, source, profile, seed, jobs, progress is not None, stop_at, deadline)
+    return {pid: tasks.results[pid] for pid in property_ids if pid in tasks.results}
+
+
+#: How many more times a task (a property, a work unit) whose worker was killed by
+#: SIGKILL before reporting is handed to a fresh worker: a worker lost to the
+#: machine (the OOM killer, an operator's ``kill -9``, a preempted host) must not
+#: cost the run its property, while a target that takes every worker down still
+#: ends as ``error``. A worker that exited or crashed (``os._exit``, SIGSEGV) is
+#: not tried again: that is the target's own doing, its property's ``error`` at once.
+RETRIES = 2
+
+
+class _Tasks:
+    """The tasks of one run, handed out as workers free up (pytest-xdist's
+    ``--dist load``: the next task goes to whichever worker is free, not to a
+    worker chosen in advance), and what became of each."""
+
+    def __init__(self, waiting: list[str], progress: ProgressSink | None, results: dict[str, Any]) -> None:
+        self.waiting = waiting
+        self.progress = progress
+        self.results = results
+        self.tries: dict[str, int] = {}
+
+    def take(self) -> str | None:
+        """The next task to start, or ``None`` when none is ready."""
+        return self.waiting.pop(0) if self.waiting else None
+
+    def left(self) -> bool:
+        return bool(self.waiting)
+
+    def heard(self, task: str, kind: str, arguments: tuple[Any, ...]) -> None:
+        if self.progress is not None:
+            getattr(self.progress, kind)(*arguments)
+
+    def done(self, task: str, result: Any) -> None:
+        self.results[task] = result
+        if self.progress is not None:  # a property's result, or a work unit's (``shards.UnitResult``)
+            shown = result if isinstance(result, PropertyResult) else result.result
+            self.progress.finished(task, shown.verdict, shown.progress_summary())
+
+    def died(self, task: str, exitcode: int | None) -> bool:
+        """Whether ``task``, whose worker died before reporting, goes to another worker."""
+        import sys
+
+        if exitcode != -signal.SIGKILL:
+            return False
+        tries = self.tries[task] = self.tries.get(task, 0) + 1
+        if tries > RETRIES:
+            return False
+        self.waiting.insert(0, task)
+        print(
+            f"rollcert: the worker running {task} {_how_it_ended(exitcode)} before reporting; "
+            f"it goes to another worker (attempt {tries + 1} of {RETRIES + 1})", file=sys.stderr, flush=True,
+        )
+        return True
+
+    def lost(self, task: str, exitcode: int | None) -> None:
+        """``task``'s last worker died too: its ``error``."""
+        self.done(task, _error(task, _death(task, exitcode)))
+
+    def overran(self, task: str, seconds: float) -> None:
+        self.done(task, _error(task, deadline_error(f"certifying {task}", seconds)))
+
+
+def _drive(
+    tasks: _Tasks, run_property: PropertyRunner, source: TargetSource, profile: str, seed: int, jobs: int,
+    report: bool, stop_at: float | None, deadline: float | None,
+) -> None:
+    """Run ``tasks`` in up to ``jobs`` worker processes, one fresh process per
+    task, until none is left or ``stop_at``: the scheduler of
+    :func:`certify_in_workers` and :func:`certify_units_in_workers`."""
     import time
 
     if deadline is None:
         deadline = chosen_deadline(DEFAULT_DEADLINES.get(profile, max(DEFAULT_DEADLINES.values())))
     context = _context()
-    # Longest first, so that it does not start last and run alone: R7 runs each
-    # program many times (about half a default run). Start order changes no result.
-    waiting = sorted(property_ids, key=lambda pid: pid not in LONGEST_FIRST)
     running: dict[Connection, _Worker] = {}
-    results: dict[str, PropertyResult] = finished if finished is not None else {}
     try:
-        while waiting or running:
+        while tasks.left() or running:
             if stop_at is not None and time.monotonic() >= stop_at:
                 break  # the workers still running are stopped below
-            while waiting and len(running) < jobs:
-                property_id = waiting.pop(0)
+            while len(running) < jobs:
+                task = tasks.take()
+                if task is None:
+                    break
                 receiver, sender = context.Pipe(duplex=False)
                 process = context.Process(  # type: ignore[attr-defined]
-                    target=_work, args=(run_property, source, property_id, profile, seed, sender, progress is not None),
-                    name=f"rollcert-certify-{property_id}", daemon=True,
+                    target=_work, args=(run_property, source, task, profile, seed, sender, report),
+                    name=f"rollcert-certify-{task}", daemon=True,
                 )
                 process.start()
                 sender.close()  # the worker holds the only writer: its end is our EOF
-                running[receiver] = _Worker(property_id, process, receiver, time.monotonic(), deadline, [])
+                running[receiver] = _Worker(task, process, receiver, time.monotonic(), deadline, [])
+            if not running:
+                continue
             for ready in wait(list(running), timeout=INTERVAL):
                 assert isinstance(ready, Connection)
                 worker = running[ready]
-                result = _receive(worker, progress)
-                if result is not None:
-                    del running[ready]
-                    ready.close()
-                    worker.process.join(TERMINATE_GRACE)
-                    if worker.process.is_alive():  # a non-daemon thread the target started keeps it alive
-                        _stop(worker)
-                    results[worker.task] = result
-                    if progress is not None:
-                        progress.finished(worker.task, result.verdict, result.progress_summary())
+                message = _receive(worker, tasks)
+                if message is None:
+                    continue
+                del running[ready]
+                ready.close()
+                if message is _DIED:
+                    if not tasks.died(worker.task, worker.process.exitcode):
+                        tasks.lost(worker.task, worker.process.exitcode)
+                    continue
+                worker.process.join(TERMINATE_GRACE)
+                if worker.process.is_alive():  # a non-daemon thread the target started keeps it alive
+                    _stop(worker)
+                tasks.done(worker.task, message)
             now = time.monotonic()
             for connection, worker in list(running.items()):
                 if worker.overran(now):
                     del running[connection]
                     _kill(worker)
                     assert worker.deadline is not None
-                    result = _error(worker.task, deadline_error(f"certifying {worker.task}", worker.deadline))
-                    results[worker.task] = result
-                    if progress is not None:
-                        progress.finished(worker.task, result.verdict, result.progress_summary())
-            tick = getattr(progress, "tick", None)
+                    tasks.overran(worker.task, worker.deadline)
+            tick = getattr(tasks.progress, "tick", None)
             if tick is not None:
                 tick()
     finally:  # normally nothing is left; after Ctrl-C or an error, stop every worker
         for worker in running.values():
             _stop(worker)
-    return {pid: results[pid] for pid in property_ids if pid in results}
 
 
-def _receive(worker: _Worker, progress: ProgressSink | None) -> PropertyResult | None:
-    """Read one message from ``worker``: its result (or what stands for it) or ``None``."""
+def certify_units_in_workers(
+    run_unit: PropertyRunner,
+    source: TargetSource,
+    property_ids: Sequence[str],
+    profile: str,
+    seed: int,
+    jobs: int,
+    progress: ProgressSink | None = None,
+    deadline: float | None = None,
+    finished: dict[str, PropertyResult] | None = None,
+) -> dict[str, PropertyResult]:
+    """Certify ``property_ids`` as work units (a round of a property, or a whole
+    property for R7: :func:`~rollcert.stateful_tests.shards.units`) handed out
+    one at a time to whichever of ``jobs`` workers is free; each property's
+    result is its units merged as a serial run gives it
+    (:func:`~rollcert.stateful_tests.shards.merge_rounds`).
+
+    Elastic where a property per worker is not: a long property no longer
+    leaves the other workers idle at the end of a run, and a unit whose worker
+    was killed (SIGKILL: an operator, the OOM killer) is run again by another worker
+    (:data:`RETRIES` times), the other units of its property untouched. A round
+    is handed out once its property's previous round is in, and only if it can
+    still matter (``shards.needed``: no earlier round ended the property), so
+    exactly the rounds the serial loop runs are run: the certificate is the
+    serial run's. ``run_unit`` is ``shards.run_unit`` (or it within limits)."""
+    from rollcert.stateful_tests.profiles import PROFILES
+
+    tasks = _UnitTasks(property_ids, PROFILES[profile], progress, finished if finished is not None else {})
+    _drive(tasks, run_unit, source, profile, seed, jobs, progress is not None, None, deadline)
+    return {pid: tasks.results[pid] for pid in property_ids if pid in tasks.results}
+
+
+class _UnitTasks(_Tasks):
+    """The work units of a certification as tasks: handed out round by round,
+    those no longer needed dropped, and each property's result merged (and
+    reported to ``progress``, summed over its units) once all of its units are in."""
+
+    def __init__(
+        self, property_ids: Sequence[str], profile: Profile, progress: ProgressSink | None, results: dict[str, Any]
+    ) -> None:
+        from rollcert.stateful_tests.shards import units
+
+        listed = units(property_ids, profile)
+        ordered = sorted(listed, key=lambda u: (u.property_id not in LONGEST_FIRST, u.round or 0, listed.index(u)))
+        super().__init__([u.name for u in ordered], progress, results)
+        self.profile = profile
+        self.units = {u.name: u for u in listed}
+        self.of: dict[str, list[str]] = {}
+        for unit in listed:
+            self.of.setdefault(unit.property_id, []).append(unit.name)
+        self.outcomes: dict[str, Any] = {}  # unit name -> UnitResult, or None: not needed
+        self.counts: dict[str, tuple[int, int]] = {}
+        self.started: set[str] = set()
+
+    def _prune(self) -> None:
+        """Drop the waiting units an earlier round of their property already made useless."""
+        from rollcert.stateful_tests.shards import needed
+
+        for name in list(self.waiting):
+            unit = self.units[name]
+            earlier = [self.outcomes[n] for n in self.of[unit.property_id] if self.outcomes.get(n) is not None]
+            if not needed(unit, earlier):
+                self.waiting.remove(name)
+                self.outcomes[name] = None
+
+    def take(self) -> str | None:
+        """The first waiting unit whose property's previous round is in: a round
+        starts only once the serial loop would start it, so no unit runs that
+        the serial run would not have (none wasted, none that could add a
+        finding the serial run lacks: the merge is the serial certificate)."""
+        self._prune()
+        name = next((n for n in self.waiting if self._ready(n)), None)
+        if name is not None:
+            self.waiting.remove(name)
+            property_id = self.units[name].property_id
+            if property_id not in self.started and self.progress is not None:
+                from rollcert.stateful_tests.certify import _budget
+
+                self.progress.started(property_id, _budget(property_id, self.profile))
+            self.started.add(property_id)
+        return name
+
+    def _ready(self, name: str) -> bool:
+        unit = self.units[name]
+        return not unit.round or f"{unit.property_id}::shard-{unit.round - 1}" in self.outcomes
+
+    def left(self) -> bool:
+        self._prune()
+        return super().left()
+
+    def heard(self, task: str, kind: str, arguments: tuple[Any, ...]) -> None:
+        if self.progress is None or kind in ("started", "finished"):
+            return
+        property_id = self.units[task].property_id
+        if kind == "advanced":
+            self.counts[task] = (int(arguments[1]), int(arguments[2]))
+            mine = [self.counts[n] for n in self.of[property_id] if n in self.counts]
+            self.progress.advanced(property_id, sum(c[0] for c in mine), sum(c[1] for c in mine))
+        else:
+            getattr(self.progress, kind)(property_id, *arguments[1:])
+
+    def done(self, task: str, result: Any) -> None:
+        from dataclasses import replace
+
+        from rollcert.stateful_tests.certify import RoundRecord
+        from rollcert.stateful_tests.shards import UnitResult
+        from rollcert.stateful_tests.shards import merge_rounds
+
+        unit = self.units[task]
+        if isinstance(result, PropertyResult):  # the unit's worker failed or overran: its error
+            result = UnitResult(unit, replace(result, property_id=unit.property_id), RoundRecord())
+        self.outcomes[task] = result
+        self.counts[task] = (result.result.examples, result.result.steps)
+        self._prune()
+        names = self.of[unit.property_id]
+        if any(n not in self.outcomes for n in names):
+            return
+        merged = merge_rounds([self.outcomes[n] for n in names])
+        self.results[unit.property_id] = merged
+        if self.progress is not None:
+            self.progress.finished(unit.property_id, merged.verdict, merged.progress_summary())
+
+    def lost(self, task: str, exitcode: int | None) -> None:
+        property_id = self.units[task].property_id
+        self.done(task, _error(property_id, _death(property_id, exitcode)))
+
+    def overran(self, task: str, seconds: float) -> None:
+        property_id = self.units[task].property_id
+        self.done(task, _error(property_id, deadline_error(f"certifying {task}", seconds)))
+
+
+#: What :func:`_receive` gives for a worker that died before reporting.
+_DIED: Any = object()
+
+
+def _receive(worker: _Worker, tasks: _Tasks) -> Any:
+    """Read one message from ``worker``: its result (or the error that stands for
+    it), :data:`_DIED` if it died before reporting, or ``None`` (more to come)."""
     try:
         message = worker.connection.recv()
     except (EOFError, OSError):
         worker.process.join()
         _kill_servers(worker)  # a worker that died took no server with it
-        return _error(worker.task, _death(worker.task, worker.process.exitcode))
+        return _DIED
     kind = message[0]
     if kind == "group":
         if worker.server_groups is not None:
             worker.server_groups.append(message[1])
         return None
     if kind == "result":
-        result: PropertyResult = message[1]
-        return result
+        return message[1]
     if kind == "failed":
         return _error(worker.task, f"the worker certifying {worker.task} failed: {message[1]}")
-    if progress is not None:
-        getattr(progress, kind)(*message[1:])
+    tasks.heard(worker.task, kind, message[1:])
     return None
 
 

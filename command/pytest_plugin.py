@@ -119,7 +119,7 @@ def certify_or_fail(
                 "Target object no module names cannot reach them: give the target as text (module:attr)"
             )
     replayer = partial(_replay_corpus_supervised, where, supervision) if corpus is not None else None
-    corpus_path = Path(corpus) if corpus is not None else None
+    corpus_path = _location(corpus) if corpus is not None else None
     if isinstance(where, Target) and jobs == 1:
         certificate = certify(
             resolved, profile=profile, seed=seed, only=only, target_text=text, corpus=corpus_path,
@@ -392,8 +392,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rollcert-only", metavar="IDS", help="comma-separated property IDs, e.g. R0,R2")
     group.addoption("--rollcert-set-aside", metavar="FILE", help="a findings file (TOML): known findings to set aside")
     group.addoption(
-        "--rollcert-corpus", metavar="DIR", default=None,
-        help="the corpus replayed first and added to ('off' for none; default: .rollcert/corpus under the rootdir)",
+        "--rollcert-corpus", metavar="DIR|URL", default=None,
+        help="the corpus replayed first and added to: a directory, redis://HOST:PORT/DB or module:attr naming a "
+        "Hypothesis ExampleDatabase ('off' for none; default: .rollcert/corpus under the rootdir)",
     )
     group.addoption(
         "--rollcert-deadline", metavar="S",
@@ -459,7 +460,16 @@ def _corpus(config: pytest.Config) -> Path | None:
     text: str | None = config.getoption("rollcert_corpus")
     if text is not None and text.strip().lower() == "off":
         return None
-    return Path(text).absolute() if text else config.rootpath / DEFAULT_PLUGIN_CORPUS
+    found = _location(text) if text else config.rootpath / DEFAULT_PLUGIN_CORPUS
+    return found.absolute() if isinstance(found, Path) else found
+
+
+def _location(corpus: str | Path) -> Any:
+    """A corpus as given: a directory, or (text) a ``redis://`` URL or ``module:attr``
+    naming a Hypothesis example database (``corpus.corpus_location``)."""
+    from rollcert.stateful_tests.corpus import corpus_location
+
+    return corpus if isinstance(corpus, Path) else corpus_location(str(corpus))
 
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml copies the user properties into the report

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import re
 import shlex
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -495,6 +496,37 @@ def _shared_counterexamples(certificate: CertificateData) -> list[tuple[list[str
     return groups
 
 
+#: A bytes literal longer than this (in characters) is shortened in printed logs.
+LONGEST_LOGGED_LITERAL = 120
+_BYTES_LITERAL = re.compile(r"b'(?:[^'\\\n]|\\.)*'" + r'|b"(?:[^"\\\n]|\\.)*"')
+
+
+def abbreviate_bytes(text: str) -> str:
+    """``text`` with every long bytes literal (``b'aaaa…'``, as explanations and
+    operations print them) shortened to its two ends, its length and a short
+    hash — ``b'aaaa…aaaa' (7,000 bytes, sha256:1a2b3c4d)`` — so that a CI log
+    line stays readable (one used to run to 7,000 characters). For what is
+    printed only: the JSON certificate keeps every value whole."""
+    import ast
+    import hashlib
+
+    def shorten(found: re.Match[str]) -> str:
+        literal = found.group(0)
+        if len(literal) <= LONGEST_LOGGED_LITERAL:
+            return literal
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            return literal
+        if not isinstance(value, bytes):
+            return literal
+        digest = hashlib.sha256(value).hexdigest()[:8]
+        head, tail = repr(value[:16])[2:-1], repr(value[-8:])[2:-1]
+        return f"b'{head}…{tail}' ({len(value):,} bytes, sha256:{digest})"
+
+    return _BYTES_LITERAL.sub(shorten, text)
+
+
 def render_text(certificate: CertificateData) -> str:
     lines = [
         f"rollcert {SUITE_VERSION} — certificate for {terminal(certificate.target.name)} "
@@ -518,7 +550,7 @@ def render_text(certificate: CertificateData) -> str:
     for properties, counterexample in _shared_counterexamples(certificate):
         lines += ["", format_counterexample(counterexample, properties)]
     lines += ["", f"exit status {certificate.exit_status}"]
-    return "\n".join(lines)
+    return abbreviate_bytes("\n".join(lines))
 
 
 def _set_aside_lines(certificate: CertificateData, bullet: str, escape: Callable[[str], str] = terminal) -> list[str]:

@@ -32,6 +32,19 @@ file. The entries are streamed, one file read, replayed and let go at a time
 supervisor (``rollcert.command.cli.corpus_replayer``) gives every entry a
 deadline of its own and, when one takes its worker process down, makes that
 entry ``error`` (:func:`entry_lost`) and replays the rest in a fresh worker.
+
+A corpus can also live in a Hypothesis example database (issue 45): a CI team
+with twenty machines, or a campaign spread over several, needs one live memory
+that every run reads and writes as it goes, which a directory copied between
+jobs is not. ``--corpus`` takes a directory (the layout above, unchanged), a
+``redis://`` URL (Hypothesis's ``RedisExampleDatabase``) or ``module:attr``
+naming any ``ExampleDatabase`` — ``ReadOnlyDatabase``, ``MultiplexedDatabase``
+and ``GitHubArtifactDatabase`` compose as Hypothesis documents them, and
+:class:`TraceDirectoryDatabase` puts the directory layout above into such a
+composition. One key per target and property (:func:`corpus_key`), one value
+per trace (its JSON bytes). A database save is a set add, so writers on many
+machines lose nothing; a value is as untrusted as a file (bounded, checked field
+by field, replayed under its own deadline), whoever wrote it.
 """
 
 from __future__ import annotations
@@ -39,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import stat
 from collections.abc import Callable
@@ -52,6 +66,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import Any
+from typing import TypeAlias
+
+from hypothesis.database import ExampleDatabase
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests.families import STEP_FAMILIES
@@ -81,6 +98,173 @@ MAX_FILES = 10_000
 NAME_DIGITS = 32
 #: Where the pytest plugin keeps its corpus, relative to the rootdir.
 DEFAULT_PLUGIN_CORPUS = Path(".rollcert") / "corpus"
+
+
+#: A URL's scheme that names a Redis server (``redis://host:port/db``; TLS, a Unix socket).
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+#: ``module:attr`` (dotted on both sides): a Python object that is an ``ExampleDatabase``.
+_OBJECT_NAME = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+#: The prefix of every key rollcert writes in a shared database (beside Hypothesis's own).
+KEY_PREFIX = b"rollcert-corpus/1:"
+#: How long a Redis corpus keeps a key nobody read or wrote: a corpus is every
+#: counterexample ever found, so far longer than Hypothesis's default of 8 days.
+REDIS_EXPIRY_DAYS = 3650
+
+
+class CorpusUnavailable(ValueError):
+    """A corpus that cannot be opened or reached (a bad URL, no server, no
+    ``redis`` package, a ``module:attr`` that is not a database): one line."""
+
+
+@dataclass(frozen=True)
+class DatabaseCorpus:
+    """A corpus kept in a Hypothesis ``ExampleDatabase``, named by text so that it
+    travels to worker processes (a database object holds a connection, which
+    does not pickle): a Redis URL or ``module:attr``."""
+
+    spec: str
+
+    def open(self) -> ExampleDatabase:
+        return open_database(self.spec)
+
+    def __str__(self) -> str:
+        return shown_spec(self.spec)
+
+
+#: Where a corpus lives: a directory of trace files, or a database.
+Corpus: TypeAlias = "Path | DatabaseCorpus"
+
+
+def corpus_location(text: str) -> Path | DatabaseCorpus:
+    """``--corpus TEXT``: a Redis URL or ``module:attr`` is a database (an
+    existing path wins over ``module:attr``: write ``./a:b`` for a folder of
+    that name), anything else a directory."""
+    if text.startswith(REDIS_SCHEMES) or (_OBJECT_NAME.match(text) and not os.path.exists(text)):
+        return DatabaseCorpus(text)
+    return Path(text)
+
+
+def shown_spec(spec: str) -> str:
+    """``spec`` as logs and certificates show it: a URL's password left out."""
+    from urllib.parse import urlsplit
+
+    if not spec.startswith(REDIS_SCHEMES):
+        return spec
+    try:
+        parts = urlsplit(spec)
+        if parts.password is None:
+            return spec
+        host = parts.hostname or ""
+        shown = f"{parts.username}:***@{host}" if parts.username else f":***@{host}"
+        return parts._replace(netloc=shown + (f":{parts.port}" if parts.port else "")).geturl()
+    except ValueError:
+        return spec.split("://", 1)[0] + "://…"
+
+
+_OPENED: dict[str, ExampleDatabase] = {}
+
+
+def open_database(spec: str) -> ExampleDatabase:
+    """The database ``spec`` names (opened once per process); :class:`CorpusUnavailable` otherwise."""
+    if spec in _OPENED:
+        return _OPENED[spec]
+    if spec.startswith(REDIS_SCHEMES):
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError:
+            raise CorpusUnavailable(
+                f"--corpus {shown_spec(spec)}: the redis package is not installed (pip install 'rollcert[redis]')"
+            ) from None
+        from datetime import timedelta
+
+        try:
+            client = redis.Redis.from_url(spec, socket_timeout=30, socket_connect_timeout=10)
+        except ValueError as error:
+            raise CorpusUnavailable(f"--corpus {shown_spec(spec)}: not a Redis URL ({error})") from None
+        database: ExampleDatabase = RedisExampleDatabase(
+            client, expire_after=timedelta(days=REDIS_EXPIRY_DAYS), key_prefix=b"", listener_channel="rollcert-corpus"
+        )
+    else:
+        import importlib
+
+        module_name, _, attribute = spec.partition(":")
+        try:
+            found: Any = importlib.import_module(module_name)
+            for part in attribute.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError) as error:
+            raise CorpusUnavailable(f"--corpus {spec}: cannot import it ({type(error).__name__}: {error})") from None
+        if callable(found) and not isinstance(found, ExampleDatabase):
+            found = found()  # a factory: a database per process (a connection does not survive a fork)
+        if not isinstance(found, ExampleDatabase):
+            raise CorpusUnavailable(
+                f"--corpus {spec}: not a hypothesis.database.ExampleDatabase (got {type(found).__name__})"
+            )
+        database = found
+    _OPENED[spec] = database
+    return database
+
+
+def check_corpus(corpus: DatabaseCorpus) -> None:
+    """Open ``corpus`` and read one key, so that a server that is not there is
+    one line before the run, not an error after it (:class:`CorpusUnavailable`)."""
+    database = corpus.open()
+    try:
+        list(database.fetch(KEY_PREFIX + b"probe"))
+    except Exception as error:  # a connection refused, a timeout, an authentication error
+        raise CorpusUnavailable(f"--corpus {corpus}: cannot read it ({describe_exception(error)})") from None
+
+
+def corpus_key(target_name: str, property_id: str) -> bytes:
+    """The key of ``target_name``'s traces for ``property_id`` in a database: a
+    digest of the target as certificates name it (no absolute path of one
+    machine, :func:`~rollcert.targets.portable.portable_target`) and the property,
+    so that every machine running the same TARGET reads and writes one key."""
+    digest = hashlib.sha256(f"{portable_target(target_name)}\0{property_id}".encode()).hexdigest()[:NAME_DIGITS]
+    return KEY_PREFIX + digest.encode("ascii")
+
+
+class TraceDirectoryDatabase(ExampleDatabase):
+    """The directory layout of a ``--corpus DIR`` (one file per trace, named by
+    its content's hash) as an ``ExampleDatabase``, so that it composes with
+    Hypothesis's ``MultiplexedDatabase`` and ``ReadOnlyDatabase`` (a local
+    directory plus a shared store). ``fetch`` reads every file, as a directory
+    replay does, with the same checks (regular files only, bounded, parsed
+    field by field) and yields the traces of the target and property ``key``
+    names; a file that cannot be read is left out here (a directory given to
+    ``--corpus`` itself names it in a warning)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"TraceDirectoryDatabase({str(self.path)!r})"
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        names, _ = list_corpus(self.path)
+        for name in names:
+            try:
+                entry = _read_entry(self.path / name)
+            except (OSError, ValueError, TypeError, UnicodeDecodeError):
+                continue
+            if corpus_key(entry.target, entry.property_id) == key:
+                yield entry.trace.encode("utf-8")
+
+    def save(self, key: bytes, value: bytes) -> None:
+        """Write ``value`` as a trace file; a value that is not a trace of the
+        target and property ``key`` names is not written (the file carries its
+        key in its own fields)."""
+        try:
+            entry = _entry_of("", value)
+        except (ValueError, TypeError, UnicodeDecodeError):
+            return
+        if corpus_key(entry.target, entry.property_id) == key:
+            _write_file(self.path, entry.trace)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        """Traces are never deleted: a passing trace is the regression test for its bug."""
 
 
 @dataclass(frozen=True)
@@ -127,8 +311,8 @@ class CorpusSummary:
 
 
 #: Replays the corpus of ``directory`` for ``property_ids`` somewhere (a supervised
-#: worker process: rollcert.command.cli), or here: ``(directory, property_ids) -> replay``.
-CorpusRunner = Callable[[Path, Sequence[str]], CorpusReplay]
+#: worker process: rollcert.command.cli), or here: ``(corpus, property_ids) -> replay``.
+CorpusRunner = Callable[[Any, Sequence[str]], CorpusReplay]
 
 
 def entry_text(counterexample: Counterexample, target_name: str, property_id: str | None = None) -> str | None:
@@ -163,15 +347,31 @@ def file_name(text: str) -> str:
 
 
 def add_counterexample(
-    directory: Path, counterexample: Counterexample, target_name: str, property_id: str | None = None
+    corpus: Corpus, counterexample: Counterexample, target_name: str, property_id: str | None = None
 ) -> bool:
     """Write ``counterexample`` into the corpus (under ``property_id``, default its
-    machine's); whether it was new. The write goes to a temporary file renamed
-    into place, so a reader (another shard copying files in) never sees half a
-    trace."""
+    machine's); whether it was new. In a directory the write goes to a temporary
+    file renamed into place, so a reader (another shard copying files in) never
+    sees half a trace; in a database it is a set add under the target's and
+    property's key (:func:`corpus_key`), so two writers lose nothing, and it
+    counts as new only if the database holds it now and did not before (a
+    read-only database holds nothing new)."""
     text = entry_text(counterexample, target_name, property_id)
     if text is None:
         return False
+    if isinstance(corpus, DatabaseCorpus):
+        record = json.loads(text)
+        key, value = corpus_key(target_name, record["property"]), text.encode("utf-8")
+        database = corpus.open()
+        if value in set(database.fetch(key)):
+            return False
+        database.save(key, value)
+        return value in set(database.fetch(key))
+    return _write_file(corpus, text)
+
+
+def _write_file(directory: Path, text: str) -> bool:
+    """One trace file in ``directory``, named by its content; whether it was new."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / file_name(text)
     if path.exists():
@@ -188,7 +388,7 @@ def add_counterexample(
 
 
 def add_counterexamples(
-    directory: Path, results: Mapping[str, PropertyResult], target_name: str, *, skip: Container[str] = ()
+    corpus: Corpus, results: Mapping[str, PropertyResult], target_name: str, *, skip: Container[str] = ()
 ) -> int:
     """Write into the corpus the counterexample each property's verdict shows,
     saved under that property, for the properties not in ``skip`` (those the
@@ -197,7 +397,7 @@ def add_counterexamples(
     breaks (SPEC §6a), so R3's violation found while exploring R4 is saved as
     R3's, and is a violation again when the corpus is next replayed."""
     return sum(
-        add_counterexample(directory, result.counterexample, target_name, property_id)
+        add_counterexample(corpus, result.counterexample, target_name, property_id)
         for property_id, result in results.items()
         if property_id not in skip and result.counterexample is not None
     )
@@ -256,9 +456,17 @@ def _read_entry(path: Path) -> CorpusEntry:
         if status.st_size > MAX_FILE_BYTES:
             raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
         data = file.read(MAX_FILE_BYTES + 1)
+    return _entry_of(path.name, data)
+
+
+def _entry_of(name: str, data: bytes) -> CorpusEntry:
+    """A trace's bytes (a file's or a database value's), checked before they are
+    trusted: bounded, a trace of a known family and property, naming a target."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"a corpus value must be bytes, got {type(data).__name__}")
     if len(data) > MAX_FILE_BYTES:
         raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-    text = data.decode("utf-8")
+    text = bytes(data).decode("utf-8")
     family, _config, operations = parse_trace(text)
     record = json.loads(text)  # parse_trace accepted it: a JSON object
     property_id, target = record.get("property"), record.get("target")
@@ -266,7 +474,7 @@ def _read_entry(path: Path) -> CorpusEntry:
         raise ValueError(f"field 'property' must name a property of the {family.name} family, got {property_id!r}")
     if not isinstance(target, str):
         raise TypeError("field 'target' must be the target's name")
-    return CorpusEntry(path.name, property_id, target, text, len(operations))
+    return CorpusEntry(name or file_name(text), property_id, target, text, len(operations))
 
 
 @dataclass(frozen=True)
@@ -288,37 +496,100 @@ class EntryOutcome:
 
 
 def replay_entries(
-    target: Target, directory: Path, property_ids: Sequence[str], *, after: str = "",
-    starting: Callable[[str, str], None] | None = None,
+    target: Target, corpus: Corpus, property_ids: Sequence[str], *, after: str = "",
+    starting: Callable[[str, str], None] | None = None, done: Container[str] = (),
 ) -> Iterator[EntryOutcome]:
-    """Replay, one file at a time, the traces of ``directory`` named after
-    ``after`` that belong to ``target`` and to one of ``property_ids``.
+    """Replay, one entry at a time, the traces of ``corpus`` that belong to
+    ``target`` and to one of ``property_ids``: in a directory, the files named
+    after ``after``; anywhere, none named in ``done``.
 
-    Streamed: a file is read, parsed, replayed and let go before the next is
-    opened, so memory does not grow with the corpus. ``starting(name,
+    Streamed: an entry is read, parsed, replayed and let go before the next is
+    read, so memory does not grow with the corpus. ``starting(name,
     property_id)`` is told before each trace runs: a supervisor that loses the
     process running it (a crash, a hang killed at its deadline) then knows the
-    one entry to blame, and resumes after it (``after``)."""
-    names, warnings = list_corpus(directory)
+    one entry to blame, and resumes without it (``after``, ``done``)."""
+    if isinstance(corpus, DatabaseCorpus):
+        yield from _replay_database(target, corpus, property_ids, starting, done)
+        return
+    names, warnings = list_corpus(corpus)
     for warning in warnings:
         yield EntryOutcome("", skipped=warning)
     for name in names:
-        if name <= after:
+        if name <= after or name in done:
             continue
         try:
-            entry = _read_entry(directory / name)
+            entry = _read_entry(corpus / name)
         except (OSError, ValueError, TypeError, UnicodeDecodeError) as error:
             yield EntryOutcome(name, skipped=f"skipped the corpus file {name}: {error}")
             continue
         if entry.target != target.name or entry.property_id not in property_ids:
             continue
-        if starting is not None:
-            starting(entry.name, entry.property_id)
-        outcome = _replay_entry(target, entry)
-        if isinstance(outcome, str):
-            yield EntryOutcome(name, entry.property_id, entry.length, skipped=f"skipped the corpus file {name}: {outcome}")
-        else:
-            yield EntryOutcome(name, entry.property_id, entry.length, result=outcome)
+        yield _replayed(target, entry, starting)
+
+
+def _replayed(
+    target: Target, entry: CorpusEntry, starting: Callable[[str, str], None] | None, kind: str = "file"
+) -> EntryOutcome:
+    if starting is not None:
+        starting(entry.name, entry.property_id)
+    outcome = _replay_entry(target, entry)
+    if isinstance(outcome, str):
+        return EntryOutcome(
+            entry.name, entry.property_id, entry.length, skipped=f"skipped the corpus {kind} {entry.name}: {outcome}"
+        )
+    return EntryOutcome(entry.name, entry.property_id, entry.length, result=outcome)
+
+
+def _replay_database(
+    target: Target, corpus: DatabaseCorpus, property_ids: Sequence[str],
+    starting: Callable[[str, str], None] | None, done: Container[str],
+) -> Iterator[EntryOutcome]:
+    """The database's values under ``target``'s key of each property, each
+    checked as a file is (:func:`_entry_of`) and named by its content's hash: a
+    value that is not a trace of that target and property (a writer that put
+    it under another key) is skipped with a warning, as are the values past
+    :data:`MAX_FILES`. A database that cannot be read is every property's
+    ``error`` (never an empty corpus, never a pass)."""
+    seen: set[str] = set()
+    try:
+        database = corpus.open()
+    except CorpusUnavailable as error:
+        for property_id in property_ids:
+            yield EntryOutcome("", property_id, result=_unreadable(property_id, str(error)))
+        return
+    for property_id in property_ids:
+        try:
+            values = database.fetch(corpus_key(target.name, property_id))
+            for value in values:
+                if len(seen) >= MAX_FILES:
+                    yield EntryOutcome("", skipped=f"the corpus {corpus} holds more than {MAX_FILES} traces; the rest are left out")
+                    return
+                name = file_name(bytes(value).decode("utf-8", "replace")) if isinstance(value, bytes) else "?"
+                if name in seen:
+                    continue
+                seen.add(name)
+                if name in done:
+                    continue
+                try:
+                    entry = _entry_of(name, value)
+                except (ValueError, TypeError, UnicodeDecodeError) as error:
+                    yield EntryOutcome(name, property_id, skipped=f"skipped the corpus entry {name}: {error}")
+                    continue
+                if portable_target(entry.target) != portable_target(target.name) or entry.property_id != property_id:
+                    yield EntryOutcome(name, property_id, skipped=(
+                        f"skipped the corpus entry {name}: stored under the key of {property_id} of this target, "
+                        f"it is a trace of {entry.property_id} of {entry.target!r}"
+                    ))
+                    continue
+                yield _replayed(target, entry, starting, "entry")
+        except Exception as error:  # the server went away, a timeout: no pass for what was not read
+            why = f"the corpus {corpus} could not be read: {describe_exception(error)}"
+            yield EntryOutcome("", property_id, result=_unreadable(property_id, why))
+
+
+def _unreadable(property_id: str, why: str) -> PropertyResult:
+    prop = PROPERTIES.get(property_id)
+    return PropertyResult(property_id, "error", prop.title if prop is not None else "", reason=why)
 
 
 class CorpusTally:
@@ -329,8 +600,8 @@ class CorpusTally:
     judged (``error``, then ``unknown``). Holds that one result per property,
     never the traces that passed."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, corpus: Corpus) -> None:
+        self.directory = corpus
         self._counts: dict[str, list[int]] = {}
         self._chosen: dict[str, tuple[tuple[int, int, str], PropertyResult]] = {}
         self.warnings: list[str] = []
@@ -340,6 +611,9 @@ class CorpusTally:
         if outcome.skipped:
             self.warnings.append(outcome.skipped)
             self._unreadable += not outcome.property_id
+            return
+        if not outcome.name and outcome.result is not None:  # the corpus itself could not be read
+            self.lose(outcome.property_id, outcome.result)
             return
         tally = self._counts.setdefault(outcome.property_id, [0, 0])
         tally[0] += 1
@@ -370,7 +644,7 @@ class CorpusTally:
             self._chosen[property_id] = ((len(_VERDICT_RANK), 0, ""), result)
 
 
-def fold_outcomes(directory: Path, outcomes: Iterable[EntryOutcome]) -> CorpusReplay:
+def fold_outcomes(directory: Corpus, outcomes: Iterable[EntryOutcome]) -> CorpusReplay:
     """The corpus replay of ``outcomes`` (:class:`CorpusTally`)."""
     tally = CorpusTally(directory)
     for outcome in outcomes:
@@ -386,7 +660,7 @@ def _steps(result: PropertyResult, length: int) -> int:
     return len(result.counterexample.steps) if result.counterexample is not None else length
 
 
-def replay_corpus(target: Target, directory: Path, property_ids: Sequence[str]) -> CorpusReplay:
+def replay_corpus(target: Target, directory: Corpus, property_ids: Sequence[str]) -> CorpusReplay:
     """Replay the traces of ``directory`` that belong to ``target`` and to one of
     ``property_ids``, here: per property, the counts and the result of the traces
     that did not pass (:func:`fold_outcomes`). A trace this target cannot run
@@ -397,14 +671,14 @@ def replay_corpus(target: Target, directory: Path, property_ids: Sequence[str]) 
     return fold_outcomes(directory, replay_entries(target, directory, property_ids))
 
 
-def entry_lost(directory: Path, name: str, property_id: str, why: str, target_text: str = "") -> PropertyResult:
+def entry_lost(directory: Corpus, name: str, property_id: str, why: str, target_text: str = "") -> PropertyResult:
     """The result of a corpus trace whose replay took its process down or ran
     past its deadline (``why``): ``error`` — SPEC §6 scores a crash or a hang of
     the SUT's process as ``error``, never ``violated`` — naming the file, and how
     to replay it; never a pass, and never dropped."""
     prop = PROPERTIES.get(property_id)
     how = ""
-    if target_text:
+    if target_text and isinstance(directory, Path):
         trace = f"$(cat {shlex.quote(os.path.join(portable_path(directory, 'corpus'), name))})"
         how = f'; replay it: rollcert replay {shlex.quote(portable_target(target_text))} --trace "{trace}"'
     return PropertyResult(

@@ -162,7 +162,8 @@ def run_unit(
 ) -> UnitResult:
     """Run the unit called ``name`` (:attr:`Unit.name`). The signature of
     ``certify_property``, so that ``certify -j N``'s worker processes run units
-    as they run properties; ``progress`` is not told (a shard runs quietly)."""
+    as they run properties; ``progress`` hears the unit's own examples, steps and
+    first violation, under its property (the caller sums a property's units)."""
     unit = Unit.parse(name)
     record = RoundRecord()
     counts = None
@@ -173,9 +174,10 @@ def run_unit(
             if found.result is not None:
                 return UnitResult(unit, found.result, record, counts)
     if unit.round is None:
-        return UnitResult(unit, certify_property(target, unit.property_id, profile, seed), record, counts)
+        result = certify_property(target, unit.property_id, profile, seed, progress=progress)
+        return UnitResult(unit, result, record, counts)
     with without_local_constants(), watching_for_ctrl_c(), process_state_kept():
-        result = _certify_property(target, unit.property_id, profile, seed, None, unit.round, record)
+        result = _certify_property(target, unit.property_id, profile, seed, progress, unit.round, record)
     return UnitResult(unit, result, record, counts)
 
 

@@ -55,3 +55,50 @@ def test_a_bad_budget_is_a_usage_error() -> None:
 
     assert main(["campaign", "bundled", "--budget", "soon"]) == 3
     assert main(["campaign", "bundled"]) == 3
+
+
+def _unit_with(property_id: str, initial: bytes, harm: str, steps: int, round_number: int = 0) -> object:
+    from rollcert.model.operations import operation_from_json
+    from rollcert.stateful_tests.certify import RoundRecord
+    from rollcert.stateful_tests.family import StepRecord
+    from rollcert.stateful_tests.shards import Unit
+    from rollcert.stateful_tests.shards import UnitResult
+    from rollcert.stateful_tests.verdicts import Counterexample
+    from rollcert.stateful_tests.verdicts import PropertyResult
+
+    operation = operation_from_json({"op": "splice", "offset": 0, "delete_length": 0, "insert": "YQ=="})
+    records = tuple(StepRecord(i, operation, b"", None, None, True, "", (), "") for i in range(steps))
+    found = Counterexample(property_id, "specimen:x", initial, None, "reject", records, "why", broken=(property_id,),
+                           harm=harm)
+    result = PropertyResult(property_id, "violated", "", 10, 20, counterexample=found, reason="why")
+    return UnitResult(Unit(property_id, round_number), result, RoundRecord(True, {}, [], 0))
+
+
+def test_one_bug_met_in_three_rounds_is_one_finding_shown_by_its_shortest_trace() -> None:
+    """Distinct by the rule broken and the harm done (finding_key), not by bytes:
+    three rounds' different traces of one bug used to count as three findings."""
+    from rollcert.stateful_tests.campaign import PropertyCampaign
+
+    tally = PropertyCampaign("R2")
+    assert tally.add(_unit_with("R2", b"x", "wrong bytes", 4), 0, 1.0, "specimen:x")  # type: ignore[arg-type]
+    assert not tally.add(_unit_with("R2", b"yy", "wrong bytes", 3, 1), 1, 2.0, "specimen:x")  # type: ignore[arg-type]
+    assert not tally.add(_unit_with("R2", b"zzz", "wrong bytes", 5, 2), 2, 3.0, "specimen:x")  # type: ignore[arg-type]
+    assert tally.add(_unit_with("R2", b"w", "refused op went through", 6, 3), 3, 4.0, "specimen:x")  # type: ignore[arg-type]
+    record = tally.to_json()
+    assert record["distinct_findings"] == 2
+    assert [f["round"] for f in record["findings"]] == [0, 3]  # numbered from 0, as the seeds are
+    result = tally.result()
+    assert result.verdict == "violated" and result.counterexample is not None
+    assert result.counterexample.initial == b"yy"  # the shortest trace of the findings
+    assert result.reason.startswith("2 distinct findings in 4 rounds")
+
+
+def test_long_byte_strings_are_shortened_in_printed_output_only() -> None:
+    from rollcert.reports.certificate import abbreviate_bytes
+
+    long = b"a" * 7000
+    shortened = abbreviate_bytes(f"Let the buffer be {long!r} before step 3; expected {b'ab'!r}")
+    assert shortened.startswith("Let the buffer be b'aaaaaaaaaaaaaaaa…aaaaaaaa' (7,000 bytes, sha256:")
+    assert shortened.endswith("before step 3; expected b'ab'")
+    assert len(shortened) < 120
+    assert abbreviate_bytes("b'" + "\\x00" * 20 + "'") == "b'" + "\\x00" * 20 + "'"  # short enough: as it was

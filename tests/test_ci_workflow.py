@@ -117,3 +117,74 @@ def test_the_readme_points_to_the_ci_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/ci.md" in readme
     assert "rollcert merge" in CI_PAGE.read_text(encoding="utf-8")
+
+
+def _recipe(heading: str, language: str) -> list[str]:
+    """The ``language`` code blocks of the docs/ci.md section ``heading``."""
+    page = CI_PAGE.read_text(encoding="utf-8")
+    section = re.search(rf"^### {re.escape(heading)}\n(.*?)(?=^#{{2,3}} |\Z)", page, re.DOTALL | re.MULTILINE)
+    assert section, f"docs/ci.md has no section {heading!r}"
+    return re.findall(rf"```{language}\n(.*?)```", section.group(1), re.DOTALL)
+
+
+def _recipe_commands(heading: str) -> list[str]:
+    (block,) = _recipe(heading, "sh")
+    return [line for line in block.splitlines() if line.startswith("rollcert ")]
+
+
+#: The recipes certify a whole target; here one property of a specimen, so that a run takes seconds.
+ONE_PROPERTY = " --only R3"
+
+
+def _run_recipe(command: str, directory: Path, **variables: str) -> dict[str, object]:
+    environment = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"],
+                   "TARGET": "specimen:fifo_replay", "PROFILE": "quick", **variables}
+    completed = subprocess.run(["bash", "-c", command + ONE_PROPERTY], cwd=directory, env=environment,
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 1, completed.stdout + completed.stderr  # violated
+    certificate: dict[str, object] = json.loads((directory / "certificate.json").read_text())
+    return certificate
+
+
+@pytest.mark.slow
+def test_the_redis_recipe_carries_a_finding_to_a_run_with_another_seed(tmp_path: Path) -> None:
+    from test_corpus_database import redis_server
+
+    certify, campaign = _recipe_commands("The Redis recipe")
+    assert "--corpus \"$ROLLCERT_CORPUS\"" in certify and "--corpus \"$ROLLCERT_CORPUS\"" in campaign
+    with redis_server(tmp_path) as url:
+        first, second = tmp_path / "one", tmp_path / "two"
+        first.mkdir()
+        second.mkdir()
+        found = _run_recipe(certify, first, SEED="0", ROLLCERT_CORPUS=url)
+        assert found["corpus"]["added"] >= 1
+        again = _run_recipe(certify, second, SEED="7", ROLLCERT_CORPUS=url)
+    assert again["properties"]["R3"]["reason"].startswith("from the corpus")
+    assert again["corpus"]["failed"] >= 1
+
+
+@pytest.mark.slow
+def test_the_github_artifact_recipe_carries_a_finding_from_the_main_branch_to_a_pull_request(tmp_path: Path) -> None:
+    import datetime
+    import zipfile
+
+    (module,) = _recipe("The GitHub-artifact recipe", "python")
+    main, pull_request = _recipe_commands("The GitHub-artifact recipe")
+    branch, other = tmp_path / "main", tmp_path / "pull-request"
+    for job in (branch, other):
+        job.mkdir()
+        (job / "rollcert_corpus.py").write_text(module)
+    found = _run_recipe(main, branch, SEED="0", PYTHONPATH=str(branch))
+    assert found["corpus"]["added"] >= 1
+    # What actions/upload-artifact uploads and GitHubArtifactDatabase downloads: the directory, zipped,
+    # in Hypothesis's cache of artifacts (a fresh download is not fetched again: no network here).
+    stamp = datetime.datetime.now(datetime.UTC).isoformat().replace(":", "_")
+    cache = other / ".hypothesis" / "github-artifacts" / "rollcert-corpus"
+    cache.mkdir(parents=True)
+    examples = branch / ".rollcert" / "examples"
+    with zipfile.ZipFile(cache / f"{stamp}.zip", "w") as artifact:
+        for path in examples.rglob("*"):
+            artifact.write(path, path.relative_to(examples))
+    again = _run_recipe(pull_request, other, SEED="7", PYTHONPATH=str(other))
+    assert again["properties"]["R3"]["reason"].startswith("from the corpus")
+    assert not (other / ".rollcert" / "examples").exists() or not any((other / ".rollcert" / "examples").rglob("*.*"))
