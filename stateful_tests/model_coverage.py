@@ -29,8 +29,10 @@ is the branch into its ``raise``.
 **Which a property requires** (the rule): the branches of its family's step
 functions, minus
 
-1. a branch whose guard — the condition it branches on and every ``if``
-   around it — reads something the property's machine cannot vary on this
+1. a branch whose guard — the condition it branches on, every ``if``
+   around either of its ends, the condition of the ``if`` it lands on (the
+   next case of a dispatch) and the functions the line it lands on calls —
+   reads something the property's machine cannot vary on this
    target (:data:`VARIES`: ``fault_armed`` needs a machine that arms journal
    faults, ``capacity``/``full``/``policy`` a bounded machine, ``barriers`` out-of-log
    writes, ``isinstance(operation, Compact)`` a machine that sends ``Compact``...).
@@ -42,7 +44,10 @@ functions, minus
    to operations);
 3. a branch into or out of a line marked ``# unreachable: <why>`` in the model:
    a defensive check no generated run can reach (an argument no machine draws).
-   Few, each with its reason on the line.
+   Few, each with its reason on the line;
+4. the branches of the functions that compute a reading the rules *allow*,
+   never require (:data:`ALLOWANCES`, and ``content_verified_rollback``, which
+   is no step function): measured, not required.
 
 R7 runs concurrent programs, not a step machine; its certificate says its
 branches were not measured. The breach predicates of ``model/properties.py``
