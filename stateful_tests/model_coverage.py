@@ -237,7 +237,7 @@ def _called(function: ast.FunctionDef) -> set[str]:
 def branches_of(family: str) -> tuple[Branch, ...]:
     """Every branch arc of ``family``'s step functions, from coverage.py's
     static analysis of the model file, without the ``# unreachable:`` ones."""
-    from coverage.python import PythonParser
+    from coverage.parser import PythonParser
 
     path = _MODEL_DIR / MODEL_FILES[family]
     source = path.read_text(encoding="utf-8")
