@@ -340,29 +340,40 @@ def machine_traits(machine: type) -> Traits:
 
 
 class Recorder:
-    """The model calls of the judged steps since the last :meth:`measure`."""
+    """The model calls of the judged steps, replayed under coverage.py in
+    batches: every :data:`BATCH` calls (so that a round of wide buffers does
+    not keep every state it met alive) and at :meth:`measure`."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
         self._seen: set[tuple[int, int]] = set()
+        self._arcs: set[str] | None = set()
 
     def add(self, predict: Callable[..., Any], state: object, operation: object) -> None:
         key = (id(state), id(operation))  # both are kept alive in calls: ids stay unique
         if key not in self._seen:
             self._seen.add(key)
             self.calls.append((predict, (state, operation)))
+            if len(self.calls) >= BATCH:
+                self._replay()
 
     def measure(self) -> set[str] | None:
-        """Replay the noted calls under coverage.py; the arcs executed, as
+        """The arcs executed by the calls noted since the last measure, as
         ``file:source->target`` keys, or ``None`` if another coverage
-        measurement is running in this process (it would be disturbed)."""
+        measurement was running in this process (it would have been disturbed)."""
+        self._replay()
+        arcs, self._arcs = self._arcs, set()
+        return arcs
+
+    def _replay(self) -> None:
         import coverage
 
         calls, self.calls, self._seen = self.calls, [], set()
+        if not calls or self._arcs is None:
+            return
         if coverage.Coverage.current() is not None:
-            return None
-        if not calls:
-            return set()
+            self._arcs = None
+            return
         paths = [str(_MODEL_DIR / name) for name in MODEL_FILES.values()]
         measurer = coverage.Coverage(data_file=None, include=paths, branch=True, config_file=False)
         measurer.start()
@@ -375,11 +386,13 @@ class Recorder:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a model file no call entered is no news
             data = measurer.get_data()
-        arcs: set[str] = set()
         for path in paths:
             for source_line, target_line in data.arcs(path) or ():
-                arcs.add(f"model/{Path(path).name}:{source_line}->{'exit' if target_line < 0 else target_line}")
-        return arcs
+                self._arcs.add(f"model/{Path(path).name}:{source_line}->{'exit' if target_line < 0 else target_line}")
+
+
+#: How many noted calls are replayed at once.
+BATCH = 2000
 
 
 _ACTIVE: Recorder | None = None
