@@ -40,14 +40,16 @@ functions, minus
    construct, :func:`machine_traits`), so a target without a capability loses
    exactly the branches that capability's operations reach;
 2. a branch of a function that only an operation the machine never sends can
-   reach (:data:`FUNCTION_NEEDS`, the one explicit mapping of model functions
-   to operations);
+   reach (:data:`FUNCTION_NEEDS`, the explicit mapping of model functions
+   to operations), or a case of a function serving several operations that
+   only some reach (:data:`CONDITION_NEEDS`, by the condition's source);
 3. a branch into or out of a line marked ``# unreachable: <why>`` in the model:
    a defensive check no generated run can reach (an argument no machine draws).
    Few, each with its reason on the line;
 4. the branches of the functions that compute a reading the rules *allow*,
    never require (:data:`ALLOWANCES`, and ``content_verified_rollback``, which
-   is no step function): measured, not required.
+   is no step function), and the branches on what such a function returned:
+   not required.
 
 R7 runs concurrent programs, not a step machine; its certificate says its
 branches were not measured. The breach predicates of ``model/properties.py``
@@ -150,6 +152,14 @@ FUNCTION_NEEDS: dict[str, Need] = {
     "locate": _sends("ApplyDiff"),
     "splice_placed": _sends("ApplyDiff"),
 }
+#: Cases of a function that serves several operations which only some of them
+#: reach, by ``"function: condition"`` (the ``if`` test's source): the diff
+#: model's rollback refuses past the horizon only for a plain ``Rollback`` (a
+#: ``RollbackDiff`` names a state in the history, never past it).
+CONDITION_NEEDS: dict[str, Need] = {
+    "_roll_back: steps > state.depth": _sends("Rollback"),
+    "_rollback_steps: steps > state.depth": _sends("Rollback"),
+}
 _OPERATION_KINDS = frozenset(
     name for name, value in vars(_operations).items() if inspect.isclass(value) and hasattr(value, "describe")
 )
@@ -227,6 +237,28 @@ def _calls_at(function: ast.FunctionDef, line: int) -> frozenset[str]:
     )
 
 
+def _allowance_results(function: ast.FunctionDef) -> frozenset[str]:
+    """The local names ``function`` assigns from a call of an allowance."""
+    return frozenset(
+        target.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id in ALLOWANCES
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    )
+
+
+def _condition_at(function: ast.FunctionDef, line: int) -> str | None:
+    """The source of the ``if``/``while`` test on ``line``, if one starts there."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.While)) and node.lineno == line:
+            return ast.unparse(node.test)
+    return None
+
+
 def _called(function: ast.FunctionDef) -> set[str]:
     return {
         node.func.id for node in ast.walk(function) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
@@ -269,6 +301,11 @@ def branches_of(family: str) -> tuple[Branch, ...]:
         guards = _guards(function, source_line)
         if target_line > 0:
             guards |= _guards(function, target_line) | _calls_at(function, target_line)
+        if guards & _allowance_results(function):
+            continue  # a branch on what an allowance gave (rule 4)
+        condition = _condition_at(function, source_line)
+        if condition is not None:
+            guards |= {f"{function.name}: {condition}"}
         found.append(Branch(f"model/{path.name}", source_line, target_line, function.name, guards))
     return tuple(found)
 
@@ -282,6 +319,8 @@ def required(family: str, traits: Traits) -> tuple[Branch, ...]:
         if need is not None and not need(traits):
             return False
         for name in branch.guards:
+            if name in CONDITION_NEEDS and not CONDITION_NEEDS[name](traits):
+                return False
             if name in FUNCTION_NEEDS and not FUNCTION_NEEDS[name](traits):
                 return False
             if name in _OPERATION_KINDS:
