@@ -98,6 +98,19 @@ def test_a_property_requires_the_branches_its_machine_can_reach() -> None:
     assert [b for b in r6 if b.source == full] and not [b for b in r2 if b.source == full]
 
 
+def test_the_diff_families_requirement_follows_its_operations() -> None:
+    """A diff rollback refuses past the horizon only for a plain Rollback (S2's
+    machine rolls back applied diffs alone); what an allowance gave is no case."""
+    s1 = model_coverage.Traits(frozenset({"Splice", "ToolWrite", "Rollback", "TakeSnapshot", "ApplyDiff"}))
+    s2 = model_coverage.Traits(frozenset({"Splice", "ToolWrite", "RollbackDiff", "TakeSnapshot", "ApplyDiff"}))
+    refusal = [b for b in model_coverage.branches_of("diffs") if b.function == "_roll_back"]
+    assert refusal and set(refusal) <= set(model_coverage.required("diffs", s1))
+    assert not set(refusal) & set(model_coverage.required("diffs", s2))
+    functions = {b.function for b in model_coverage.branches_of("diffs")}
+    assert "diff_step" in functions and "apply" in functions
+    assert not functions & model_coverage.ALLOWANCES
+
+
 def test_the_branches_a_round_reached_are_measured_from_the_judged_calls() -> None:
     run = model_coverage.BranchRun("rollback", type("M", (RollbackMachine,), {"rollback_one": RULES["rollback_one"], "splice": RULES["splice"]}))
     wanted = _past_horizon().name
