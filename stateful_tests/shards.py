@@ -459,8 +459,7 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
 
 def _result(record: dict[str, Any]) -> PropertyResult:
     found = record["counterexample"]
-    # model_branches may be absent: a partial written before it was measured.
-    values = {item.name: record[item.name] for item in fields(PropertyResult) if item.name in record}
+    values = {item.name: record[item.name] for item in fields(PropertyResult)}
     values["counterexample"] = None if found is None else _counterexample(found)
     values["found_elsewhere"] = {str(pid): _counterexample(item) for pid, item in dict(values["found_elsewhere"]).items()}
     if not isinstance(values["property_id"], str) or not isinstance(values["verdict"], str):
