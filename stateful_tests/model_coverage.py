@@ -383,12 +383,19 @@ class Recorder:
     batches: every :data:`BATCH` calls (so that a round of wide buffers does
     not keep every state it met alive) and at :meth:`measure`."""
 
-    def __init__(self) -> None:
+    def __init__(self, wanted: Iterable[str] = ()) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
         self._seen: set[tuple[int, int]] = set()
         self._arcs: set[str] | None = set()
+        #: The required arcs not reached yet. Once none is left the recorder
+        #: notes nothing more: a certificate lists only required branches, so
+        #: the rest of the run would be traced for nothing.
+        self.wanted = set(wanted)
+        self.complete = False
 
     def add(self, predict: Callable[..., Any], state: object, operation: object) -> None:
+        if self.complete:
+            return
         key = (id(state), id(operation))  # both are kept alive in calls: ids stay unique
         if key not in self._seen:
             self._seen.add(key)
@@ -428,10 +435,13 @@ class Recorder:
         for path in paths:
             for source_line, target_line in data.arcs(path) or ():
                 self._arcs.add(f"model/{Path(path).name}:{source_line}->{'exit' if target_line < 0 else target_line}")
+        self.wanted -= self._arcs
+        self.complete = not self.wanted
 
 
-#: How many noted calls are replayed at once.
-BATCH = 2000
+#: How many noted calls are replayed at once: the first batch of a round
+#: usually reaches every required branch, and the recording stops there.
+BATCH = 500
 
 
 _ACTIVE: Recorder | None = None
@@ -445,9 +455,11 @@ def note(predict: Callable[..., Any], states: Iterable[object], operation: objec
             _ACTIVE.add(predict, state, operation)
 
 
-def start_recording() -> Recorder:
+def start_recording(wanted: Iterable[str] = ()) -> Recorder:
+    """Record the judged model calls until :func:`stop_recording`; ``wanted``:
+    the arcs whose reaching ends the recording (empty: record everything)."""
     global _ACTIVE
-    _ACTIVE = Recorder()
+    _ACTIVE = Recorder(wanted)
     return _ACTIVE
 
 
@@ -510,7 +522,7 @@ class BranchRun:
 
     def __enter__(self) -> BranchRun:
         if self.measuring:
-            self._recorder = start_recording()
+            self._recorder = start_recording(key_of(branch) for branch in self.requirement)
         return self
 
     def __exit__(self, *exc: object) -> None:
