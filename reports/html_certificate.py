@@ -133,7 +133,7 @@ def _row(result: PropertyResult) -> VerdictRow:
     calls = len(counterexample.history.calls) if counterexample is not None and counterexample.history else None
     world, dimensions = _world_fields(result.world)
     if branches := branches_phrase(result.model_branches):
-        world += (("model", branches),)
+        world += (("reference model", branches),)
     return VerdictRow(
         result.property_id,
         result.title or property_title(result.property_id),

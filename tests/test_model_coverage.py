@@ -16,6 +16,8 @@ from rollcert.model.reference import step
 from rollcert.reports.certificate import render_markdown
 from rollcert.reports.certificate import render_text
 from rollcert.reports.certificate import to_json
+from rollcert.reports.html_certificate import from_certificate_data
+from rollcert.reports.html_certificate import render_html
 from rollcert.reports.stored_certificate import certificate_from_json
 from rollcert.stateful_tests import model_coverage
 from rollcert.stateful_tests.certify import RoundRecord
@@ -184,5 +186,6 @@ def test_certificates_list_the_model_branches() -> None:
     assert record["properties"]["R2"]["model_branches"] == _record(["b1", "b3"])
     assert "model branches 2 of 3 reached" in render_text(certificate)
     assert "model branches 2 of 3 reached" in render_markdown(certificate)
+    assert "model branches 2 of 3 reached" in render_html(from_certificate_data(certificate))
     again = certificate_from_json(json.loads(json.dumps(record))).data
     assert again.results["R2"].model_branches == _record(["b1", "b3"])
