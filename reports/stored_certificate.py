@@ -297,6 +297,7 @@ def _model_branches(stored: object) -> dict[str, Any]:
         "measured": bool(stored.get("measured")),
         "required": [clean(name) for name in stored.get("required") or ()],
         "reached": [clean(name) for name in stored.get("reached") or ()],
+        "set_aside": [clean(name) for name in stored.get("set_aside") or ()],
     }
 
 

@@ -67,6 +67,7 @@ import warnings
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
+from collections.abc import Set
 from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
@@ -392,9 +393,15 @@ class Recorder:
         #: the rest of the run would be traced for nothing.
         self.wanted = set(wanted)
         self.complete = False
+        #: The steps the target's declared findings set aside (never sent), and the arcs they reach.
+        self.aside_calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+        self._aside_arcs: set[str] = set()
 
-    def add(self, predict: Callable[..., Any], state: object, operation: object) -> None:
+    def add(self, predict: Callable[..., Any], state: object, operation: object, *, aside: bool = False) -> None:
         if self.complete:
+            return
+        if aside:
+            self.aside_calls.append((predict, (state, operation)))
             return
         key = (id(state), id(operation))  # both are kept alive in calls: ids stay unique
         if key not in self._seen:
@@ -403,40 +410,57 @@ class Recorder:
             if len(self.calls) >= BATCH:
                 self._replay()
 
-    def measure(self) -> set[str] | None:
+    def measure(self) -> tuple[set[str] | None, set[str]]:
         """The arcs executed by the calls noted since the last measure, as
-        ``file:source->target`` keys, or ``None`` if another coverage
-        measurement was running in this process (it would have been disturbed)."""
+        ``file:source->target`` keys (``None`` if another coverage measurement
+        was running in this process: it would have been disturbed), and the
+        arcs the set-aside steps would have executed."""
         self._replay()
         arcs, self._arcs = self._arcs, set()
-        return arcs
+        aside, self._aside_arcs = self._aside_arcs, set()
+        return arcs, aside
 
     def _replay(self) -> None:
-        import coverage
-
         calls, self.calls, self._seen = self.calls, [], set()
-        if not calls or self._arcs is None:
+        aside, self.aside_calls = self.aside_calls, []
+        if self._arcs is None:
             return
-        if coverage.Coverage.current() is not None:
+        arcs, aside_arcs = _traced(calls), _traced(aside)
+        if arcs is None or aside_arcs is None:
             self._arcs = None
             return
-        paths = [str(_MODEL_DIR / name) for name in MODEL_FILES.values()]
-        measurer = coverage.Coverage(data_file=None, include=paths, branch=True, config_file=False)
-        measurer.start()
-        try:
-            for predict, arguments in calls:
-                with suppress(Exception):  # a refusal by ValueError is a prediction too
-                    predict(*arguments)
-        finally:
-            measurer.stop()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a model file no call entered is no news
-            data = measurer.get_data()
-        for path in paths:
-            for source_line, target_line in data.arcs(path) or ():
-                self._arcs.add(f"model/{Path(path).name}:{source_line}->{'exit' if target_line < 0 else target_line}")
-        self.wanted -= self._arcs
+        self._arcs |= arcs
+        self._aside_arcs |= aside_arcs
+        self.wanted -= arcs | aside_arcs
         self.complete = not self.wanted
+
+
+def _traced(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> set[str] | None:
+    """The model arcs ``calls`` execute, under coverage.py; ``None`` if another
+    coverage measurement is running in this process."""
+    import coverage
+
+    if not calls:
+        return set()
+    if coverage.Coverage.current() is not None:
+        return None
+    paths = [str(_MODEL_DIR / name) for name in MODEL_FILES.values()]
+    measurer = coverage.Coverage(data_file=None, include=paths, branch=True, config_file=False)
+    measurer.start()
+    try:
+        for predict, arguments in calls:
+            with suppress(Exception):  # a refusal by ValueError is a prediction too
+                predict(*arguments)
+    finally:
+        measurer.stop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a model file no call entered is no news
+        data = measurer.get_data()
+    arcs: set[str] = set()
+    for path in paths:
+        for source_line, target_line in data.arcs(path) or ():
+            arcs.add(f"model/{Path(path).name}:{source_line}->{'exit' if target_line < 0 else target_line}")
+    return arcs
 
 
 #: How many noted calls are replayed at once: the first batch of a round
@@ -453,6 +477,14 @@ def note(predict: Callable[..., Any], states: Iterable[object], operation: objec
     if _ACTIVE is not None:
         for state in states:
             _ACTIVE.add(predict, state, operation)
+
+
+def note_set_aside(predict: Callable[..., Any], states: Iterable[object], operation: object) -> None:
+    """The harness calls this for a step the target's declared findings set aside
+    (it is never sent): the branches only such steps reach are not required."""
+    if _ACTIVE is not None:
+        for state in states:
+            _ACTIVE.add(predict, state, operation, aside=True)
 
 
 def start_recording(wanted: Iterable[str] = ()) -> Recorder:
@@ -473,38 +505,46 @@ def key_of(branch: Branch) -> str:
     return branch.name.rsplit(" (", 1)[0]
 
 
-def summary(requirement: Sequence[Branch], reached: set[str] | None) -> dict[str, Any]:
-    """The certificate's record: every required branch by name, and those reached
-    (``measured`` False: another coverage run was active, nothing is claimed)."""
+def summary(requirement: Sequence[Branch], reached: set[str] | None, aside: Set[str] = frozenset()) -> dict[str, Any]:
+    """The certificate's record: every branch required for the machine and the
+    target's capabilities, by name; those reached; and those only steps the
+    target's declared findings set aside would reach (``set_aside``: listed,
+    not required). ``measured`` False: another coverage run was active, nothing
+    is claimed."""
+    names = [b.name for b in requirement]
     if reached is None:
-        return {"measured": False, "required": [b.name for b in requirement], "reached": []}
+        return {"measured": False, "required": names, "reached": [], "set_aside": []}
     return {
         "measured": True,
-        "required": [b.name for b in requirement],
+        "required": names,
         "reached": [b.name for b in requirement if key_of(b) in reached],
+        "set_aside": [b.name for b in requirement if key_of(b) not in reached and key_of(b) in aside],
     }
 
 
 def unreached(record: dict[str, Any]) -> list[str]:
-    """The required branches a record says were not reached."""
+    """The required branches a record says were neither reached nor set aside."""
     if not record or not record.get("measured"):
         return []
-    reached = set(record.get("reached", ()))
-    return [name for name in record.get("required", ()) if name not in reached]
+    settled = set(record.get("reached", ())) | set(record.get("set_aside", ()))
+    return [name for name in record.get("required", ()) if name not in settled]
 
 
 def merged(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Several rounds' (or shards') records as one: the union of what they reached."""
+    """Several rounds' (or shards') records as one: the union of what they
+    reached; set aside, what some set aside and none reached."""
     records = [r for r in records if r]
     if not records:
         return {}
     measured = all(r.get("measured") for r in records)
     required_names = list(records[0].get("required", ()))
     reached = {name for r in records for name in r.get("reached", ())}
+    aside = {name for r in records for name in r.get("set_aside", ())} - reached
     return {
         "measured": measured,
         "required": required_names,
         "reached": [name for name in required_names if name in reached] if measured else [],
+        "set_aside": [name for name in required_names if name in aside] if measured else [],
     }
 
 
@@ -518,6 +558,7 @@ class BranchRun:
         self.requirement = required(family, machine_traits(machine)) if family in MODEL_FILES else ()
         self.measuring = family in MODEL_FILES
         self.reached: set[str] | None = set()
+        self.aside: set[str] = set()
         self._recorder: Recorder | None = None
 
     def __enter__(self) -> BranchRun:
@@ -534,7 +575,8 @@ class BranchRun:
     def round_ended(self) -> None:
         if self._recorder is None:
             return
-        arcs = self._recorder.measure()
+        arcs, aside = self._recorder.measure()
+        self.aside |= aside
         if arcs is None or self.reached is None:
             self.reached = None
         else:
@@ -546,7 +588,7 @@ class BranchRun:
     def record(self) -> dict[str, Any]:
         if not self.measuring:
             return {}
-        return summary(self.requirement, self.reached)
+        return summary(self.requirement, self.reached, self.aside)
 
 
 def branches_phrase(record: object) -> str:
@@ -557,7 +599,8 @@ def branches_phrase(record: object) -> str:
         return ""
     if not record.get("measured"):
         return "model branches not measured (another coverage measurement was running)"
-    required_names, reached = record.get("required"), record.get("reached")
-    if not isinstance(required_names, list) or not isinstance(reached, list):
+    required_names, reached, aside = record.get("required"), record.get("reached"), record.get("set_aside") or []
+    if not isinstance(required_names, list) or not isinstance(reached, list) or not isinstance(aside, list):
         return ""
-    return f"model branches {len(reached)} of {len(required_names)} reached"
+    phrase = f"model branches {len(reached)} of {len(required_names) - len(aside)} reached"
+    return phrase + (f" ({len(aside)} only set-aside steps reach, not required)" if aside else "")

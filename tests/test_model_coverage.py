@@ -129,6 +129,24 @@ def test_the_branches_a_round_reached_are_measured_from_the_judged_calls() -> No
     assert model_coverage._ACTIVE is None
 
 
+def test_a_branch_only_set_aside_steps_reach_is_listed_not_required() -> None:
+    """A target whose declared findings set aside a rollback past the horizon
+    (a silent no-op, say) never sends one: that branch is not asked of it."""
+    run = model_coverage.BranchRun("rollback", type("M", (RollbackMachine,), {"rollback_one": RULES["rollback_one"], "splice": RULES["splice"]}))
+    wanted = _past_horizon().name
+    state = step(initial_state(b"abc"), Splice(0, 1, b"xy")).state
+    with run:
+        model_coverage.note(step, [state], Rollback(1))
+        model_coverage.note_set_aside(step, [state], Rollback(2))
+    record = run.record()
+    assert wanted in record["set_aside"] and wanted not in record["reached"]
+    assert wanted not in run.unreached()
+    assert "only set-aside steps reach" in model_coverage.branches_phrase(record)
+    # A round that did reach it takes it off the set-aside list.
+    again = model_coverage.merged([record, {**record, "reached": [*record["reached"], wanted], "set_aside": []}])
+    assert wanted in again["reached"] and wanted not in again["set_aside"]
+
+
 TINY = Profile("tiny", max_examples=15, steps_per_example=6, rounds=1)
 
 
@@ -157,7 +175,7 @@ def test_a_run_kept_from_a_branch_is_unknown_naming_it(monkeypatch: pytest.Monke
 
 
 def _record(reached: list[str]) -> dict[str, object]:
-    return {"measured": True, "required": ["b1", "b2", "b3"], "reached": reached}
+    return {"measured": True, "required": ["b1", "b2", "b3"], "reached": reached, "set_aside": []}
 
 
 def test_merges_take_the_union_of_the_branches_reached() -> None:
