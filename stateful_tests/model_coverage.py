@@ -34,7 +34,8 @@ functions, minus
    next case of a dispatch) and the functions the line it lands on calls —
    reads something the property's machine cannot vary on this
    target (:data:`VARIES`: ``fault_armed`` needs a machine that arms journal
-   faults, ``capacity``/``full``/``policy`` a bounded machine, ``barriers`` out-of-log
+   faults, ``capacity``/``full`` a bounded machine (``policy`` one whose target
+   does not fix the policy by its history bound), ``barriers`` out-of-log
    writes, ``isinstance(operation, Compact)`` a machine that sends ``Compact``...).
    What a machine can send is read from its rules' code (the operations they
    construct, :func:`machine_traits`), so a target without a capability loses
@@ -104,6 +105,9 @@ class Traits:
     operations: frozenset[str]
     bounded: bool = False
     durable: bool = False
+    #: The policies a full bounded journal can follow: both, or the one of the
+    #: target's own history bound (``Target.history_bound``).
+    policies: frozenset[str] = frozenset({"reject", "evict_oldest"})
 
     def sends(self, *kinds: str) -> bool:
         return any(kind in self.operations for kind in kinds)
@@ -128,7 +132,7 @@ VARIES: dict[str, Need] = {
     "clean_refusal": lambda t: t.durable and t.sends("DiskFault", "ArmJournalFault"),
     "capacity": lambda t: t.bounded,
     "full": lambda t: t.bounded,
-    "policy": lambda t: t.bounded,
+    "policy": lambda t: t.bounded and len(t.policies) > 1,
     "barriers": _sends("OutOfLogWrite"),
     "durability": lambda t: t.durable,
     "since_flush": lambda t: t.durable,
@@ -373,7 +377,9 @@ def machine_traits(machine: type) -> Traits:
             ):
                 kinds |= _operations_constructed(value, seen)
     bounded = getattr(machine, "bounded", "never") != "never"
-    return Traits(frozenset(kinds), bounded=bounded, durable=bool(getattr(machine, "durable", False)))
+    bound = getattr(getattr(machine, "target", None), "history_bound", None)
+    policies = frozenset({bound.policy}) if bound is not None else Traits(frozenset()).policies
+    return Traits(frozenset(kinds), bounded=bounded, durable=bool(getattr(machine, "durable", False)), policies=policies)
 
 
 # -- measuring ------------------------------------------------------------------------------
