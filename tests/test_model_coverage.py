@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -98,6 +99,19 @@ def test_a_property_requires_the_branches_its_machine_can_reach() -> None:
     # Only a bounded machine must reach the full-journal branches of a splice.
     full = _line("if full and state.policy == \"reject\":")
     assert [b for b in r6 if b.source == full] and not [b for b in r2 if b.source == full]
+
+
+def test_a_history_bound_fixes_the_policy() -> None:
+    """A target whose history evicts the oldest (textual's ``max_checkpoints``)
+    never refuses a record because the journal is full: not asked of it."""
+    bounded = {"splice": RULES["splice"], "bounded": "always"}
+    own = SimpleNamespace(history_bound=SimpleNamespace(policy="evict_oldest"))
+    free = model_coverage.machine_traits(type("M", (RollbackMachine,), bounded))
+    fixed = model_coverage.machine_traits(type("M", (RollbackMachine,), {**bounded, "target": own}))
+    assert fixed.policies == {"evict_oldest"} and len(free.policies) == 2
+    full = _line("if full and state.policy == \"reject\":")
+    assert [b for b in model_coverage.required("rollback", free) if b.source == full]
+    assert not [b for b in model_coverage.required("rollback", fixed) if b.source == full]
 
 
 def test_the_diff_families_requirement_follows_its_operations() -> None:
