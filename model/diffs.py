@@ -409,7 +409,7 @@ def author(state: DiffModelState, operation: ApplyDiff) -> Diff:
     """The diff an ApplyDiff step authors (``ValueError`` for a bad one)."""
     index = check_integer("snapshot", operation.snapshot)
     if not 0 <= index < len(state.snapshots):
-        raise ValueError(f"no snapshot #{index} was taken in this run")
+        raise ValueError(f"no snapshot #{index} was taken in this run")  # unreachable: the diff machines author only on snapshots they took
     return Diff(state.snapshots[index], operation.mode, operation.hunks, operation.reads)
 
 
@@ -425,7 +425,7 @@ def diff_step(state: DiffModelState, operation: DiffOperation) -> DiffOutcome:
     if isinstance(operation, Rollback):
         steps = check_integer("steps", operation.steps)
         if steps < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")
+            raise ValueError(f"steps must be >= 0, got {steps}")  # unreachable: no diff machine draws a negative step count
         return _roll_back(state, steps)
     if isinstance(operation, TakeSnapshot):
         cells = state.current
@@ -451,14 +451,14 @@ def diff_step(state: DiffModelState, operation: DiffOperation) -> DiffOutcome:
         index = check_integer("applied", operation.applied)
         made = state.applied[index] if 0 <= index < len(state.applied) else None
         if made is None:
-            raise ValueError(f"apply_diff #{index} did not apply in this run")
+            raise ValueError(f"apply_diff #{index} did not apply in this run")  # unreachable: rollback_diff names only applies that applied
         serial = made[0]
         # S2 / S3: an applied diff can be rolled back while the state it made is
         # in the history; the result is the live base it was applied to.
         if serial not in state.serials or state.serials.index(serial) == 0:
             return DiffOutcome(state, UnreachableRollbackError, f"apply_diff #{index} was rolled away or evicted")
         return _roll_back(state, state.depth - state.serials.index(serial) + 1)
-    raise TypeError(f"not a diff operation: {operation!r}")
+    raise TypeError(f"not a diff operation: {operation!r}")  # unreachable: every DiffOperation kind is dispatched above
 
 
 def applied_base(state: DiffModelState, index: int) -> Cells | None:

@@ -364,7 +364,7 @@ def content_verified_rollback(state: ModelState, operation: Operation) -> ModelS
 def _rollback_to(state: ModelState, operation: RollbackTo) -> Outcome:
     index = check_integer("checkpoint", operation.checkpoint)
     if not 0 <= index < len(state.checkpoints):
-        raise ValueError(f"no checkpoint #{index} was taken in this run")
+        raise ValueError(f"no checkpoint #{index} was taken in this run")  # unreachable: the machines name only checkpoints they took
     serial, _ = state.checkpoints[index]
     # R3 / S3: a checkpoint lives exactly as long as the state it named.
     if serial not in state.serials:
@@ -393,7 +393,7 @@ def _compact(state: ModelState, operation: Compact) -> Outcome:
     moves (like an eviction, R6), the buffer and revision do not change."""
     keep = check_integer("keep", operation.keep)
     if not 0 <= keep <= state.depth:
-        raise ValueError(f"keep must be in [0, {state.depth}] (the depth), got {keep}")
+        raise ValueError(f"keep must be in [0, {state.depth}] (the depth), got {keep}")  # unreachable: the compact rule draws keep within the depth
     dropped = state.depth - keep
     return Outcome(
         replace(
@@ -481,7 +481,7 @@ def _crash_during(state: ModelState, operation: CrashDuring) -> Outcome:
     check_integer("io_event", operation.io_event)
     check_integer("lost", operation.lost)
     if operation.io_event < 0 or operation.lost < 0:
-        raise ValueError("io_event and lost must be >= 0")
+        raise ValueError("io_event and lost must be >= 0")  # unreachable: the crash rules draw io_event and lost >= 0
     outcome = step(state, operation.operation)
     if outcome.error is not None:
         # Refused: it changed nothing but what the refusal itself changes (a
@@ -532,7 +532,7 @@ def step(state: ModelState, operation: Operation) -> Outcome:
         return Outcome(replace(state, since_flush=()))
     if isinstance(operation, DiskFault):
         if operation.fault not in DISK_FAULTS:
-            raise ValueError(f"a disk fault is one of {', '.join(DISK_FAULTS)}, got {operation.fault!r}")
+            raise ValueError(f"a disk fault is one of {', '.join(DISK_FAULTS)}, got {operation.fault!r}")  # unreachable: the disk_fault rule draws from DISK_FAULTS
         return Outcome(replace(state, disk_fault=operation.fault))
     if isinstance(operation, Reopen):
         return _reopen(state)
@@ -546,7 +546,7 @@ def _commit(state: ModelState, operation: Splice | Rollback | RollbackTo) -> Out
     if isinstance(operation, Rollback):
         steps = check_integer("steps", operation.steps)
         if steps < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")
+            raise ValueError(f"steps must be >= 0, got {steps}")  # unreachable: no machine draws a negative step count (bad arguments are bad_splice's)
         return _rollback_steps(state, steps)
     return _rollback_to(state, operation)
 
@@ -595,5 +595,5 @@ def _other(state: ModelState, operation: Operation) -> Outcome:
         # not a torn write: recovery refuses, skipping nothing and guessing nothing.
         # The run goes on from what was durable (batched: the window).
         return _recovery(state, RecoveryError, "a committed record is corrupt")
-    raise TypeError(f"not an operation: {operation!r}")
+    raise TypeError(f"not an operation: {operation!r}")  # unreachable: every Operation kind is dispatched above
 

@@ -39,6 +39,7 @@ from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import elided
 from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import shown_window
+from rollcert.stateful_tests.model_coverage import branches_phrase
 from rollcert.stateful_tests.traces import trace_json
 from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.stateful_tests.world import merge_worlds
@@ -272,6 +273,8 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
         record["world"] = result.world
     if result.missing_situations:
         record["missing_situations"] = result.missing_situations
+    if result.model_branches:  # every required branch by name, and those reached
+        record["model_branches"] = result.model_branches
     if result.reason:
         record["reason"] = result.reason
     if result.counterexample is not None:
@@ -448,6 +451,8 @@ def _detail(result: PropertyResult) -> str:
             text += f"; {not_judged}"
         if retries := retry_phrase(result.figures):
             text += f"; {retries}"
+        if branches := branches_phrase(result.model_branches):
+            text += f"; {branches}"
         if result.verdict == "unknown" and result.missing_situations:
             text += f" — never reached: {'; '.join(result.missing_situations)}"
         elif result.verdict == "unknown":  # undecided for another reason: a budget, an interruption

@@ -318,6 +318,13 @@ TERMS: tuple[Term, ...] = (
        "the HTML page with how often it was reached; one never reached makes the verdict `unknown`.",
        ("R4's situations include `divergence_met`:", "a run that never met an out-of-log write cannot pass R4.")
        , ("situations", "coverage", "coverage chip", "chip", "coverage reached")),
+    _T("model branch", "certificate",
+       "A branch of the reference model's step functions (an arc coverage.py finds in `model/reference.py` or "
+       "`model/diffs.py`). A property requires every branch its machine can reach on the target; one never "
+       "reached makes the verdict `unknown`, named as `model/reference.py:289->290 (_rollback_steps)`. A branch "
+       "no generated run can reach is marked `# unreachable: <why>` in the model.",
+       ("R2 on a target that is never rolled back past its horizon:", "unknown, naming the branch of the refusal.")
+       , ("model branches", "model coverage")),
     _T("world", "certificate",
        "What a run explored, stated in the certificate: the bytes drawn from, the largest buffer, insert and "
        "delete reached. A target may declare a narrower world (an alphabet, size limits); it then passes "

@@ -44,6 +44,7 @@ from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.family import shown_repr
 from rollcert.stateful_tests.family import shown_window
+from rollcert.stateful_tests.model_coverage import branches_phrase
 from rollcert.stateful_tests.verdicts import ConcurrentHistory
 from rollcert.stateful_tests.world import within_phrase
 from rollcert.stateful_tests.world import world_phrase
@@ -131,6 +132,8 @@ def _row(result: PropertyResult) -> VerdictRow:
     steps = len(counterexample.steps) if counterexample is not None else None
     calls = len(counterexample.history.calls) if counterexample is not None and counterexample.history else None
     world, dimensions = _world_fields(result.world)
+    if branches := branches_phrase(result.model_branches):
+        world += (("reference model", branches),)
     return VerdictRow(
         result.property_id,
         result.title or property_title(result.property_id),

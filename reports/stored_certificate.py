@@ -285,7 +285,20 @@ def _result(property_id: str, record: dict[str, Any]) -> PropertyResult:
         figures={clean(name): float(value) for name, value in dict(record.get("figures") or {}).items()},
         found_by=clean(record.get("found_while_exploring", "")),
         world=_world(record.get("world")),
+        model_branches=_model_branches(record.get("model_branches")),
     )
+
+
+def _model_branches(stored: object) -> dict[str, Any]:
+    """A model-branches record as the schema checked it, its names cleaned."""
+    if not isinstance(stored, dict):
+        return {}
+    return {
+        "measured": bool(stored.get("measured")),
+        "required": [clean(name) for name in stored.get("required") or ()],
+        "reached": [clean(name) for name in stored.get("reached") or ()],
+        "set_aside": [clean(name) for name in stored.get("set_aside") or ()],
+    }
 
 
 def _world(stored: object) -> dict[str, Any]:

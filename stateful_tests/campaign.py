@@ -36,6 +36,7 @@ from dataclasses import field
 from typing import Any
 
 from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests import model_coverage
 from rollcert.stateful_tests.corpus import entry_text
 from rollcert.stateful_tests.corpus import file_name
 from rollcert.stateful_tests.progress_events import Budget
@@ -91,6 +92,8 @@ class PropertyCampaign:
     findings: list[Finding] = field(default_factory=list)
     shortest: PropertyResult | None = None
     last: PropertyResult | None = None
+    #: Each round's model-branch record (rollcert.stateful_tests.model_coverage): the campaign reaches their union.
+    branches: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, done: UnitResult, round_number: int, seconds: float, target_name: str) -> bool:
         """Count one round's unit; whether it found a counterexample not seen before."""
@@ -101,6 +104,7 @@ class PropertyCampaign:
         self.steps += result.steps
         self.coverage.update(result.coverage)
         self.situations = self.situations or list(done.record.situations)
+        self.branches.append(result.model_branches)
         self.last = result
         found = result.counterexample
         if found is None:
@@ -131,6 +135,7 @@ class PropertyCampaign:
             return self.last  # not assessed, no machine, or a whole-property unit (R7)
         merged = PropertyResult(self.property_id, "passed", self.title, self.examples, self.steps)
         merged.coverage = {name: self.coverage[name] for name, _ in self.situations}
+        merged.model_branches = model_coverage.merged(self.branches)
         if self.shortest is not None:
             merged.verdict, merged.counterexample = "violated", self.shortest.counterexample
             merged.reason = (
@@ -140,6 +145,7 @@ class PropertyCampaign:
             merged.verdict, merged.reason = "error", self.last.reason
         else:
             missing = [text for name, text in self.situations if not self.coverage[name]]
+            missing += [f"model branch {name}" for name in model_coverage.unreached(merged.model_branches)]
             if missing:
                 merged.verdict, merged.missing_situations = "unknown", missing
                 merged.reason = "the run never reached: " + "; ".join(missing)

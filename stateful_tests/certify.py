@@ -41,6 +41,7 @@ from hypothesis.stateful import get_state_machine_test
 
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests import model_coverage
 from rollcert.stateful_tests.corpus import CorpusRunner
 from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
@@ -295,8 +296,10 @@ def run_to_verdict(
     """
     started = time.perf_counter()
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
+    # The model's branches this run must reach (rollcert.stateful_tests.model_coverage).
+    branches = model_coverage.BranchRun(family, machine)
     try:
-        with _sampling(progress, result.property_id, tracker):
+        with _sampling(progress, result.property_id, tracker), branches:
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
                 try:
                     restarts = _run_round(
@@ -308,7 +311,12 @@ def run_to_verdict(
                     continue  # every example of the round ran into another rule's finding
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
-                if all(tracker.reached[s.name] for s in situations) and not _unreached(tracker, dimensions):
+                branches.round_ended()
+                if (
+                    all(tracker.reached[s.name] for s in situations)
+                    and not _unreached(tracker, dimensions)
+                    and not branches.unreached()
+                ):
                     break
     except BaseException as raised:  # every failure becomes a verdict
         error = _first_violation(raised)
@@ -351,9 +359,11 @@ def run_to_verdict(
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
+    result.model_branches = branches.record()
     if result.verdict == "passed":
         result.missing_situations = [s.description for s in situations if not tracker.reached[s.name]]
         result.missing_situations += [f"{d.description} ({d.name})" for d in _unreached(tracker, dimensions)]
+        result.missing_situations += [f"model branch {name}" for name in branches.unreached()]
         if result.missing_situations:
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)

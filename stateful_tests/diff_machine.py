@@ -105,6 +105,8 @@ LONG_TRACE = 16
 
 #: Snapshots per example: more only lengthen traces without new situations.
 MAX_SNAPSHOTS = 3
+#: One diff rollback in this many asks for one step past the horizon (refused).
+PAST_THE_HORIZON_SHARE = 8
 
 #: What each diff property needs. A *diff applier* (GNU patch, git apply,
 #: diff-match-patch) declares DIFFS without CORE: it reads, writes and applies
@@ -323,6 +325,8 @@ def tool_write(machine: DiffMachine, data: st.DataObject) -> None:
 @rule(data=st.data())
 def rollback(machine: DiffMachine, data: st.DataObject) -> None:
     steps = data.draw(st.integers(1, machine.live.model.depth), label="steps")
+    if data.draw(st.integers(0, PAST_THE_HORIZON_SHARE - 1), label="past the horizon") == 0:
+        steps = machine.live.model.depth + 1  # refused: a branch of the model too (model_coverage)
     machine.run(Rollback(steps))
 
 

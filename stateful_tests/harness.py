@@ -23,6 +23,8 @@ from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import Unjudgeable
 from rollcert.stateful_tests.judge import Session
 from rollcert.stateful_tests.judge import Violation
+from rollcert.stateful_tests.model_coverage import note as note_model_calls
+from rollcert.stateful_tests.model_coverage import note_set_aside
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Target
 
@@ -58,9 +60,11 @@ class FamilyMachine(RuleBasedStateMachine):
     def run(self, operation: Any) -> None:
         """Judge one step and count the situations it reached."""
         if self.target.sets_aside(self.live.model, operation):
+            note_set_aside(self.family.predict, self.live.readings, operation)  # model-branch coverage
             return  # a known finding the target sets aside; not taken
         note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
         before = self.live.model
+        note_model_calls(self.family.predict, self.live.readings, operation)  # model-branch coverage
         try:
             self.live.execute(operation)
         except Violation as violation:

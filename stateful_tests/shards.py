@@ -54,6 +54,7 @@ from rollcert.model.operations import operation_from_json
 from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
+from rollcert.stateful_tests import model_coverage
 from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
@@ -197,7 +198,13 @@ def needed(unit: Unit, earlier: Sequence[UnitResult]) -> bool:
     for done in mine:
         reached.update(done.result.coverage)
     world = merge_worlds(d.result.world for d in mine)
-    return not mine or not all(reached[name] for name, _ in mine[0].record.situations) or bool(unreached(world))
+    branches = model_coverage.merged([d.result.model_branches for d in mine])
+    return (
+        not mine
+        or not all(reached[name] for name, _ in mine[0].record.situations)
+        or bool(unreached(world))
+        or bool(model_coverage.unreached(branches))
+    )
 
 
 @dataclass(frozen=True)
@@ -274,6 +281,7 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
     stop = len(done) - 1
     reached: Counter[str] = Counter()
     worlds: list[dict[str, Any]] = []
+    branch_records: list[dict[str, Any]] = []
     for position, item in enumerate(done):
         if item is None:
             raise ShardError(f"a round of {property_id} the merge needs was skipped by its shard")
@@ -284,7 +292,12 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
             break
         reached.update(item.result.coverage)
         worlds.append(item.result.world)
-        if all(reached[name] for name in names) and not unreached(merge_worlds(worlds)):
+        branch_records.append(item.result.model_branches)
+        if (
+            all(reached[name] for name in names)
+            and not unreached(merge_worlds(worlds))
+            and not model_coverage.unreached(model_coverage.merged(branch_records))
+        ):
             stop = position
             break
     # What any unit that ran found is kept: the run goes on to the round that found it.
@@ -324,6 +337,7 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
     merged.examples, merged.steps = examples, steps
     merged.coverage = {name: reached[name] for name in names}
     merged.world = merge_worlds(worlds)
+    merged.model_branches = model_coverage.merged([unit.result.model_branches for unit in counted])  # a union
     if merged.world:
         # The byte values the rounds sent, counted once each as the serial run's one
         # tally counts them: a union, not the largest of the rounds' counts.
@@ -331,6 +345,7 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
     if merged.verdict == "passed":
         merged.missing_situations = [text for name, text in ran[0].record.situations if not reached[name]]
         merged.missing_situations += unreached(merged.world)
+        merged.missing_situations += [f"model branch {name}" for name in model_coverage.unreached(merged.model_branches)]
         if merged.missing_situations:
             merged.verdict = "unknown"
             merged.reason = "the run never reached: " + "; ".join(merged.missing_situations)

@@ -160,6 +160,9 @@ class PropertyResult:
     #: the bytes drawn from, the largest buffer, insert, delete and depth, and per
     #: coverage dimension its count; empty for a run that explores no data (R7).
     world: dict[str, Any] = field(default_factory=dict)
+    #: The reference model's branches this property's run must reach, and those it
+    #: reached, by name (``rollcert.stateful_tests.model_coverage``); empty if not measured.
+    model_branches: dict[str, Any] = field(default_factory=dict)
 
     def progress_summary(self) -> str:
         """A few words after the verdict on the live display (one line)."""
