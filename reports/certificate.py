@@ -447,10 +447,10 @@ def _detail(result: PropertyResult) -> str:
             text += f"; {not_judged}"
         if retries := retry_phrase(result.figures):
             text += f"; {retries}"
-        if result.verdict == "unknown" and result.missing_situations:
-            text += f" — never reached: {'; '.join(result.missing_situations)}"
-        elif result.verdict == "unknown":  # undecided for another reason: a budget, an interruption
+        if result.verdict == "unknown" and result.reason:  # the cause first (stateful_tests.causes), then what was missed
             text += f" — {terminal_lines(result.reason)}"
+        elif result.verdict == "unknown" and result.missing_situations:
+            text += f" — never reached: {'; '.join(result.missing_situations)}"
         return text
     if result.verdict == "violated" and result.counterexample is not None:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
