@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rollcert.reports.certificate import INTERRUPTED_MEANING
+from rollcert.reports.certificate import PASSED_MEANING
 from rollcert.reports.certificate import not_judged_phrase
 from rollcert.reports.certificate import retry_phrase
 from rollcert.reports.certificate import steps_phrase
@@ -622,6 +623,7 @@ def render_html(doc: HtmlCertificate) -> str:
         f'<p class="meta">target version {_e(doc.target_version)}; suite {_e(SUITE_VERSION)}; profile '
         f"{_e(str(doc.profile))}; seed {_e(str(doc.seed))}; exit status {_e(str(doc.exit_status))}</p>"
         f"{interrupted}"
+        f'<p class="meta" id="passed-means"><strong>passed</strong> here means: {_e(PASSED_MEANING)}.</p>'
         '<p class="meta">Every term on this page — the coverage chips too — is defined under '
         '<a href="#terms">Terms on this page</a> at the end (the same words as rollcert\'s '
         "<code>docs/glossary.md</code>).</p>"
