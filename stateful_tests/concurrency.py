@@ -851,15 +851,41 @@ def _without(actions: tuple[Action, ...], index: int) -> tuple[Action, ...]:
     return actions[:index] + actions[index + 1 :]
 
 
-def _smaller_actions(action: Action) -> Iterator[Action]:
+#: The bytes a reader sees as themselves in a counterexample: printable ASCII but the space.
+VISIBLE = frozenset(range(0x21, 0x7F))
+
+
+def visible_letters(world: World) -> bytes:
+    """The letters a counterexample's data is made visible with (:func:`_made_visible`):
+    the visible ones of the program letters (:func:`letters_of`), so that a target's
+    declared alphabet is kept."""
+    return bytes(b for b in letters_of(world) if b in VISIBLE)
+
+
+def _made_visible(data: bytes, letters: bytes) -> bytes:
+    """``data`` with every byte a reader cannot see as itself (a control, a byte
+    past 0x7E, a space) replaced by one of ``letters``."""
+    if not letters:
+        return data
+    return bytes(b if b in VISIBLE else letters[b % len(letters)] for b in data)
+
+
+def _smaller_actions(action: Action, letters: bytes = b"") -> Iterator[Action]:
+    """Simpler versions of ``action``. An insert is first made of visible letters
+    (``letters``), and a pure insert (nothing deleted) is never cut to nothing: an
+    R7 counterexample whose splices insert ``b''`` changes no byte a reader can
+    see go wrong (issue 43)."""
     if isinstance(action, RollbackCall) and action.operation.steps > 1:
         yield RollbackCall(Rollback(action.operation.steps - 1))
     if isinstance(action, SpliceCall):
         op = action.operation
+        shown = _made_visible(op.insert, letters)
+        if shown != op.insert:
+            yield SpliceCall(replace(op, insert=shown))
         # A wide program's kilobytes are halved first: a byte at a time, the budget runs out.
         if len(op.insert) > HALVED_PAST:
             yield SpliceCall(replace(op, insert=op.insert[: len(op.insert) // 2]))
-        if op.insert:
+        if len(op.insert) > 1 or (op.insert and op.delete_length):
             yield SpliceCall(replace(op, insert=op.insert[:-1]))
         if op.delete_length > HALVED_PAST:
             yield SpliceCall(replace(op, delete_length=op.delete_length // 2))
@@ -888,9 +914,10 @@ def _short_data(program: Program) -> Program:
     )
 
 
-def shrink_candidates(program: Program) -> Iterator[Program]:
+def shrink_candidates(program: Program, letters: bytes = b"") -> Iterator[Program]:
     """Smaller programs, biggest cuts first: whole threads, single actions, then
-    simpler actions and a shorter starting buffer."""
+    simpler actions and a shorter starting buffer; with ``letters``, data made of
+    visible letters is simpler than data of other bytes (:func:`_smaller_actions`)."""
     threads = program.threads
     for index in range(len(threads)):
         yield replace(program, threads=threads[:index] + threads[index + 1 :])
@@ -902,13 +929,15 @@ def shrink_candidates(program: Program) -> Iterator[Program]:
             if smaller:
                 yield replace(program, threads=threads[:number] + (smaller,) + threads[number + 1 :])
     for index, action in enumerate(program.prefix):
-        for simpler in _smaller_actions(action):
+        for simpler in _smaller_actions(action, letters):
             yield replace(program, prefix=program.prefix[:index] + (simpler,) + program.prefix[index + 1 :])
     for number, actions in enumerate(threads):
         for index, action in enumerate(actions):
-            for simpler in _smaller_actions(action):
+            for simpler in _smaller_actions(action, letters):
                 changed = actions[:index] + (simpler,) + actions[index + 1 :]
                 yield replace(program, threads=threads[:number] + (changed,) + threads[number + 1 :])
+    if (shown := _made_visible(program.initial, letters)) != program.initial:
+        yield replace(program, initial=shown)
     if len(program.initial) > HALVED_PAST:
         yield replace(program, initial=program.initial[: len(program.initial) // 2])
     if program.initial:
@@ -944,8 +973,9 @@ def minimise(target: Target, failure: NotLinearizable, runs: int, *, seed: int) 
         tried += 1
         found = run_many(target, short, runs * SHORT_DATA_RUNS, seed=seed + 104_729, stop_at_first_failure=True)
         best = found if found is not None else best
+    letters = visible_letters(world_of(target))
     while True:
-        candidates = list(shrink_candidates(best.program))
+        candidates = list(shrink_candidates(best.program, letters))
         for offset in range(len(candidates)):
             index = (position + offset) % len(candidates)
             candidate = candidates[index]
