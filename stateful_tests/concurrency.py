@@ -914,6 +914,21 @@ def _short_data(program: Program) -> Program:
     )
 
 
+def _all_visible(program: Program, letters: bytes) -> Program:
+    """``program`` with its starting buffer and every insert made visible (:func:`_made_visible`)."""
+
+    def shown(action: Action) -> Action:
+        if not isinstance(action, SpliceCall):
+            return action
+        return SpliceCall(replace(action.operation, insert=_made_visible(action.operation.insert, letters)))
+
+    return Program(
+        _made_visible(program.initial, letters),
+        tuple(shown(a) for a in program.prefix),
+        tuple(tuple(shown(a) for a in actions) for actions in program.threads),
+    )
+
+
 def shrink_candidates(program: Program, letters: bytes = b"") -> Iterator[Program]:
     """Smaller programs, biggest cuts first: whole threads, single actions, then
     simpler actions and a shorter starting buffer; with ``letters``, data made of
@@ -921,6 +936,10 @@ def shrink_candidates(program: Program, letters: bytes = b"") -> Iterator[Progra
     threads = program.threads
     for index in range(len(threads)):
         yield replace(program, threads=threads[:index] + threads[index + 1 :])
+    # All the data visible at once, early: one candidate, where byte by byte would
+    # wait behind every other cut and a shrinking budget spent in time can run out.
+    if (shown := _all_visible(program, letters)) != program:
+        yield shown
     for index in range(len(program.prefix)):
         yield replace(program, prefix=_without(program.prefix, index))
     for number, actions in enumerate(threads):

@@ -43,10 +43,15 @@ def test_the_bundled_world_gives_visible_letters() -> None:
 def test_data_a_reader_cannot_see_is_made_of_visible_letters_as_a_simpler_candidate() -> None:
     candidates = list(shrink_candidates(UNSEEN, LETTERS))
     assert all(candidate.size <= UNSEEN.size for candidate in candidates)
-    initials = [c.initial for c in candidates if len(c.initial) == len(UNSEEN.initial) and c.initial != UNSEEN.initial]
-    assert len(initials) == 1 and all(b in VISIBLE for b in initials[0]) and initials[0][:1] == b"b"
+    initials = {c.initial for c in candidates if len(c.initial) == len(UNSEEN.initial) and c.initial != UNSEEN.initial}
+    assert len(initials) == 1
+    initial = initials.pop()
+    assert all(b in VISIBLE for b in initial) and initial[:1] == b"b"
     inserts = {i for c in candidates for i in _inserts(c) if len(i) == 5 and i != b"\n\xe2\x82\xac\xe2"}
     assert len(inserts) == 1 and all(b in VISIBLE for b in inserts.pop())
+    # the whole program made visible at once comes right after the cuts of whole threads
+    at_once = candidates[len(UNSEEN.threads)]
+    assert all(b in VISIBLE for b in at_once.initial + b"".join(_inserts(at_once)))
     # without letters (a world with no visible letter), nothing is rewritten
     assert all(c.initial == UNSEEN.initial[: len(c.initial)] for c in shrink_candidates(UNSEEN))
 
