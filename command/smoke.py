@@ -478,8 +478,9 @@ def smoke(target: Target, report: Callable[[str], None] = print, checks: Sequenc
         report(f"alphabet: the checks are asked in the target's letters {target.alphabet!r}")
     letters = _check_letters(checks)
     results = [run_check(target, checks[0], letters)]
-    if results[0].status in ("FAIL", "ERROR"):  # no buffer, nothing else to learn: one cause, one line
-        results += [SmokeResult(check.name, "skip", "no buffer could be made") for check in checks[1:]]
+    if results[0].status in ("FAIL", "ERROR"):  # no usable buffer, nothing else to learn: one cause, one line
+        why = f"{checks[0].name} did not pass (above)"
+        results += [SmokeResult(check.name, "skip", why) for check in checks[1:]]
     else:
         results += [run_check(target, check, letters) for check in checks[1:]]
     for result in results:
