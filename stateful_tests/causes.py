@@ -108,6 +108,14 @@ _BY_PROPERTY: dict[str, dict[str, str]] = {
         "high_byte": "a journal that stores records as text (decoded) changes bytes 0x80-0xFF on recovery",
         "invalid_utf8": "a journal that stores records as text cannot hold these bytes and recovers others",
     },
+    "R7": {
+        "removed": "a long edit or rollback keeps its critical section open longer, so another thread can see it"
+        " half done only past",
+        "inserted": "a long edit or rollback keeps its critical section open longer, so another thread can see it"
+        " half done only past",
+        "buffer": "a buffer that changes representation past a size has critical sections of its own, raced only"
+        " past",
+    },
     "R6": {
         "depth_past_16": "a bounded log that evicts from the wrong end shows it only once it is full and deep",
         "depth_past_64": "a bounded log that evicts from the wrong end shows it only once it is full and deep",

@@ -77,6 +77,7 @@ from rollcert.model.properties import OBSERVATIONS
 from rollcert.model.properties import R7
 from rollcert.model.properties import ConcurrentCall
 from rollcert.model.reference import Outcome
+from rollcert.stateful_tests.causes import unknown_reason
 from rollcert.stateful_tests.linearizability import DEFAULT_BUDGET
 from rollcert.stateful_tests.linearizability import Action
 from rollcert.stateful_tests.linearizability import Call
@@ -1116,7 +1117,9 @@ def certify_linearizability(target: Target, profile: Profile, seed: int) -> Prop
         result.missing_situations += [f"{d.description} ({d.name})" for d in dimensions if not tally.world.reached[d.name]]
         if result.missing_situations:
             result.verdict = "unknown"
-            result.reason = "the run never reached: " + "; ".join(result.missing_situations)
+            situations_missed = [s.description for s in R7.situations if not tally.reached[s.name]]
+            dimensions_missed = [(d.name, d.description) for d in dimensions if not tally.world.reached[d.name]]
+            result.reason = unknown_reason("R7", situations_missed, dimensions_missed, {})
         elif tally.unknown:
             result.verdict = "unknown"
             result.reason = (
