@@ -871,18 +871,26 @@ def _made_visible(data: bytes, letters: bytes) -> bytes:
     return bytes(b if b in VISIBLE else letters[b % len(letters)] for b in data)
 
 
+def _visible_splice(op: Splice, letters: bytes) -> Splice:
+    """``op`` with its insert made visible; a splice that inserts and deletes
+    nothing (a no-op on the bytes, drawn now and then) inserts one letter."""
+    if not op.insert and not op.delete_length and letters:
+        return replace(op, insert=letters[:1])
+    return replace(op, insert=_made_visible(op.insert, letters))
+
+
 def _smaller_actions(action: Action, letters: bytes = b"") -> Iterator[Action]:
     """Simpler versions of ``action``. An insert is first made of visible letters
-    (``letters``), and a pure insert (nothing deleted) is never cut to nothing: an
-    R7 counterexample whose splices insert ``b''`` changes no byte a reader can
-    see go wrong (issue 43)."""
+    (``letters``; a splice that changes nothing gets one), and a pure insert
+    (nothing deleted) is never cut to nothing: an R7 counterexample whose splices
+    insert ``b''`` changes no byte a reader can see go wrong (issue 43)."""
     if isinstance(action, RollbackCall) and action.operation.steps > 1:
         yield RollbackCall(Rollback(action.operation.steps - 1))
     if isinstance(action, SpliceCall):
         op = action.operation
-        shown = _made_visible(op.insert, letters)
-        if shown != op.insert:
-            yield SpliceCall(replace(op, insert=shown))
+        shown = _visible_splice(op, letters)
+        if shown != op:
+            yield SpliceCall(shown)
         # A wide program's kilobytes are halved first: a byte at a time, the budget runs out.
         if len(op.insert) > HALVED_PAST:
             yield SpliceCall(replace(op, insert=op.insert[: len(op.insert) // 2]))
@@ -921,7 +929,7 @@ def _all_visible(program: Program, letters: bytes) -> Program:
     def shown(action: Action) -> Action:
         if not isinstance(action, SpliceCall):
             return action
-        return SpliceCall(replace(action.operation, insert=_made_visible(action.operation.insert, letters)))
+        return SpliceCall(_visible_splice(action.operation, letters))
 
     return Program(
         _made_visible(program.initial, letters),

@@ -63,6 +63,11 @@ def test_a_pure_insert_is_never_cut_to_nothing_but_a_deletion_may_insert_nothing
     assert any(_inserts(c) == [b""] for c in shrink_candidates(deleting, LETTERS))
 
 
+def test_a_splice_that_changes_nothing_is_offered_one_visible_letter() -> None:
+    nothing = Program(b"ab", (), ((SpliceCall(Splice(0, 0, b"")), Observe("read")),))
+    assert [LETTERS[:1]] in [_inserts(c) for c in shrink_candidates(nothing, LETTERS)]
+
+
 @pytest.mark.slow
 @settings(max_examples=10, database=None, deadline=None)
 @given(programs(BUNDLED))
@@ -71,12 +76,15 @@ def test_making_data_visible_always_ends(program: Program) -> None:
     cannot see, so the greedy minimiser cannot go round in circles."""
 
     def unseen(p: Program) -> int:
-        return sum(b not in VISIBLE for b in p.initial + b"".join(_inserts(p)))
+        actions = [*p.prefix, *(a for thread in p.threads for a in thread)]
+        no_ops = sum(isinstance(a, SpliceCall) and not (a.operation.delete_length or a.operation.insert) for a in actions)
+        return no_ops + sum(b not in VISIBLE for b in p.initial + b"".join(_inserts(p)))
 
     def lengths(p: Program) -> tuple[int, ...]:
         return (p.size, len(p.initial), *map(len, _inserts(p)))
 
     for candidate in shrink_candidates(program, LETTERS):
         rewritten = (candidate.initial, _inserts(candidate)) != (program.initial, _inserts(program))
-        if rewritten and lengths(candidate) == lengths(program):
+        grown = sum(map(len, _inserts(candidate))) > sum(map(len, _inserts(program)))
+        if rewritten and (lengths(candidate) == lengths(program) or grown):
             assert unseen(candidate) < unseen(program)
