@@ -264,11 +264,6 @@ class _Miswired(Exception):
         self.check = check
 
 
-class _NotRun(Exception):
-    """The check stopped before its end for a reason that is no failure (a diff
-    whose apply the target refused has no applied diff to roll back)."""
-
-
 @dataclass
 class _Wiring:
     """What a family's ``perform`` needs of a session (``family.LiveSession``), and
