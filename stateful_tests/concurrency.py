@@ -964,8 +964,8 @@ def shrink_candidates(program: Program, letters: bytes = b"") -> Iterator[Progra
             for simpler in _smaller_actions(action, letters):
                 changed = actions[:index] + (simpler,) + actions[index + 1 :]
                 yield replace(program, threads=threads[:number] + (changed,) + threads[number + 1 :])
-    if (shown := _made_visible(program.initial, letters)) != program.initial:
-        yield replace(program, initial=shown)
+    if (visible_initial := _made_visible(program.initial, letters)) != program.initial:
+        yield replace(program, initial=visible_initial)
     if len(program.initial) > HALVED_PAST:
         yield replace(program, initial=program.initial[: len(program.initial) // 2])
     if program.initial:
