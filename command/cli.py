@@ -4,7 +4,7 @@
                      [--json PATH] [--markdown PATH] [--junit PATH] [--html PATH]
                      [--exhaustive-depth K] [--set-aside FINDINGS.toml] [-j N] [--quiet] [--reproducible] [--call-timeout S] [--memory-limit MIB] [--in-process]
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID) [--in-process]
-    rollcert smoke TARGET [--in-process]           # a handful of checks: is the adapter wired up?
+    rollcert smoke TARGET [--in-process]           # wiring only: is the adapter wired up? (certify judges)
     rollcert explore [TARGET] [--depth K] [--in-process]   # bounded exhaustive search
     rollcert prove [--only NAME] [--timeout S] [--refinement-depth K]   # proofs, CrossHair, impl vs model (proofs/)
     rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step (a file: never run)
@@ -1231,7 +1231,7 @@ BUILT_IN: tuple[Command, ...] = (
     Command("campaign", "rounds with fresh seeds until a time budget; findings into the corpus", _configure_campaign, _campaign),
     Command("merge", "merge the partial certificates of every shard into the serial run's certificate", _configure_merge, _merge),
     Command("replay", "replay a trace (a counterexample's steps) against a target", _configure_replay, _replay),
-    Command("smoke", "a handful of operations, one line per check: is the adapter wired up?", _configure_smoke, _smoke),
+    Command("smoke", "a handful of operations, one line per check: is the adapter wired up? (wiring, not behaviour)", _configure_smoke, _smoke),
     Command("explore", "bounded exhaustive search: every trace up to a depth", _configure_explore, _explore),
     Command("prove", "the symbolic proofs (z3) and the CrossHair checks", _configure_prove, _prove),
     Command("explain", "walk through a counterexample, one step per Enter", _configure_explain, _explain),

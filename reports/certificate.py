@@ -325,6 +325,14 @@ def corpus_shown(corpus: Any) -> str:
     return portable_path(corpus.directory, "corpus")
 
 
+#: What ``passed`` means, in the first lines of every format (issue 43): a reader
+#: who never saw the run must not take a certificate for a proof.
+PASSED_MEANING = (
+    "no violation found by random testing over the world stated below, with every listed situation "
+    "reached — evidence, not a proof"
+)
+
+
 #: What an interrupted certificate says of itself, in every format.
 INTERRUPTED_MEANING = (
     "the run stopped before it finished; the verdicts it reached are kept, every property it had not finished is unknown"
@@ -453,10 +461,10 @@ def _detail(result: PropertyResult) -> str:
             text += f"; {retries}"
         if branches := branches_phrase(result.model_branches):
             text += f"; {branches}"
-        if result.verdict == "unknown" and result.missing_situations:
-            text += f" — never reached: {'; '.join(result.missing_situations)}"
-        elif result.verdict == "unknown":  # undecided for another reason: a budget, an interruption
+        if result.verdict == "unknown" and result.reason:  # the cause first (stateful_tests.causes), then what was missed
             text += f" — {terminal_lines(result.reason)}"
+        elif result.verdict == "unknown" and result.missing_situations:
+            text += f" — never reached: {'; '.join(result.missing_situations)}"
         return text
     if result.verdict == "violated" and result.counterexample is not None:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
@@ -536,6 +544,7 @@ def render_text(certificate: CertificateData) -> str:
     lines = [
         f"rollcert {SUITE_VERSION} — certificate for {terminal(certificate.target.name)} "
         f"(profile {certificate.profile}, seed {certificate.seed})",
+        f"passed here means: {PASSED_MEANING}",
         *_set_aside_lines(certificate, ""),
         *corpus_line(certificate),
         *interrupted_line(certificate),
@@ -575,6 +584,7 @@ def render_markdown(certificate: CertificateData) -> str:
         f"- target version: {markdown_text(target.version)}",
         f"- suite version: {SUITE_VERSION}; profile {markdown_code(certificate.profile)}; seed {certificate.seed}",
         f"- capabilities: {', '.join(sorted(c.value for c in target.capabilities))}",
+        f"- `passed` here means: {PASSED_MEANING}",
         *_set_aside_lines(certificate, "- ", markdown_text),
         *(f"- {markdown_text(line)}" for line in corpus_line(certificate)),
         *(f"- **{line}**" for line in interrupted_line(certificate, markdown_text)),

@@ -332,14 +332,16 @@ TERMS: tuple[Term, ...] = (
        ("a text editor that takes only UTF-8 declares that alphabet:", "its R2 verdict reads `passed within` that world.")
        , ("passed within",)),
     _T("passed", "certificate",
-       "The property held on every step of every example the run explored, and every situation was reached.",
+       "The property held on every step of every example the run explored, and every situation was reached: "
+       "random testing over the world the certificate states, evidence and not a proof.",
        ("R2 passed, 100 examples, 2,400 steps,", "`shifted` 31, `repeated_text` 12, `ambiguous_context` 4.")),
     _T("violated", "certificate",
        "The run found a counterexample: a replayable list of steps at whose last step the target left the rules.",
        ("R3 violated: counterexample of 3 steps,", "exit status 1.")),
     _T("unknown", "certificate",
        "The run could not decide: a situation never reached, a budget spent, a history too large to check. "
-       "Never counted as passed.",
+       "Never counted as passed. The reason names the cause first: an operation that never succeeded, and for "
+       "each world dimension out of reach, why it matters to the property.",
        ("R7 unknown:", "the run never reached: an observation overlapped a rollback that undid two or more records.")),
     _T("not_assessed", "certificate",
        "The target lacks a capability the property needs, so it was not run. Never counted as passed.",
@@ -371,7 +373,8 @@ TERMS: tuple[Term, ...] = (
        "What a counterexample's failing step did to its caller, as a class, most harmful first: a lost "
        "acknowledged state, a refused operation that went through, wrong bytes (a state that never existed), no "
        "sequential order explains what callers saw (R7), an allowed operation refused, the wrong error, the wrong "
-       "depth, the wrong revision. Of two counterexamples of one length the minimiser keeps the more harmful.",
+       "depth, the wrong revision. A typed refusal that left the buffer as it was is never wrong bytes. Of two "
+       "counterexamples of one length the minimiser keeps the more harmful.",
        ("a rollback leaves `b'aXc'` where the model has `b'abc'`:", "harm: wrong bytes."),),
     _T("machine", "certificate",
        "The Hypothesis state machine that drives one property's operations against the target and the model. "

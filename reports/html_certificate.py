@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rollcert.reports.certificate import INTERRUPTED_MEANING
+from rollcert.reports.certificate import PASSED_MEANING
 from rollcert.reports.certificate import not_judged_phrase
 from rollcert.reports.certificate import retry_phrase
 from rollcert.reports.certificate import steps_phrase
@@ -462,21 +463,37 @@ def _terms(doc: HtmlCertificate) -> str:
 
 
 def _verdicts(doc: HtmlCertificate) -> str:
+    """One short row per property. The coverage chips are drawn after the
+    counterexamples (:func:`_coverage`): above them, dozens of chips per row
+    pushed the first counterexample 2400 px down the page (issue 43)."""
     rows = []
     for row in doc.rows:
-        coverage = " ".join(_chip(name, count) for name, count in row.coverage)
         property_cell = (
             f'<a href="#{_e(row.property_id)}">{_e(row.property_id)}</a>' if row.verdict == "violated" else _e(row.property_id)
         )
         rows.append(
             f'<tr class="v-{_e(row.verdict)}"><td>{property_cell}</td><td>{_e(row.title)}</td>'
-            f'<td class="verdict">{_e(row.verdict)}</td><td>{coverage}</td><td>{_e(row.detail)}</td></tr>'
+            f'<td class="verdict">{_e(row.verdict)}</td><td>{_e(row.detail)}</td></tr>'
         )
     return (
         '<table class="verdicts"><thead><tr><th>property</th><th>title</th><th>verdict</th>'
-        f'<th>coverage reached</th><th>details</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-        + _world(doc)
+        f'<th>details</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
+
+
+def _coverage(doc: HtmlCertificate) -> str:
+    """Per property, how often each situation was reached; then the world reached."""
+    rows = "".join(
+        f'<tr class="v-{_e(row.verdict)}"><td>{_e(row.property_id)}</td>'
+        f'<td>{" ".join(_chip(name, count) for name, count in row.coverage)}</td></tr>'
+        for row in doc.rows
+        if row.coverage
+    )
+    table = (
+        '<table class="verdicts coverage"><thead><tr><th>property</th><th>coverage reached</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    ) if rows else ""
+    return f'<section id="coverage"><h2>Coverage reached</h2>{table}{_world(doc)}</section>'
 
 
 def _world(doc: HtmlCertificate) -> str:
@@ -609,10 +626,12 @@ def render_html(doc: HtmlCertificate) -> str:
         f'<p class="meta">target version {_e(doc.target_version)}; suite {_e(SUITE_VERSION)}; profile '
         f"{_e(str(doc.profile))}; seed {_e(str(doc.seed))}; exit status {_e(str(doc.exit_status))}</p>"
         f"{interrupted}"
+        f'<p class="meta" id="passed-means"><strong>passed</strong> here means: {_e(PASSED_MEANING)}.</p>'
         '<p class="meta">Every term on this page — the coverage chips too — is defined under '
         '<a href="#terms">Terms on this page</a> at the end (the same words as rollcert\'s '
         "<code>docs/glossary.md</code>).</p>"
-        f"{_verdicts(doc)}<h2>Counterexamples</h2>{legend}{violations}{_terms(doc)}"
+        f"{_verdicts(doc)}<section id=\"counterexamples\"><h2>Counterexamples</h2>{legend}{violations}</section>"
+        f"{_coverage(doc)}{_terms(doc)}"
         f"<script>{_SCRIPT}</script></body></html>\n"
     )
 

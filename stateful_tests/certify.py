@@ -42,11 +42,15 @@ from hypothesis.stateful import get_state_machine_test
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests import model_coverage
+from rollcert.stateful_tests.causes import never_succeeded
+from rollcert.stateful_tests.causes import unknown_reason
 from rollcert.stateful_tests.corpus import CorpusRunner
 from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import REFUSED
+from rollcert.stateful_tests.family import WRONG_ERROR
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import owner_of
@@ -298,6 +302,8 @@ def run_to_verdict(
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
     # The model's branches this run must reach (rollcert.stateful_tests.model_coverage).
     branches = model_coverage.BranchRun(family, machine)
+    tracked = getattr(tracker, "tallies", None)  # the run's calls per kind (causes.count_call), filled as it runs
+    tallies: Counter[str] = tracked if isinstance(tracked, Counter) else Counter()
     try:
         with _sampling(progress, result.property_id, tracker), branches:
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
@@ -335,6 +341,10 @@ def run_to_verdict(
             result.verdict = "violated"
             result.reason = error.explanation
             result.counterexample = _counterexample(result.property_id, target, error, family)
+            cause = _always_refused(error, tallies)
+            if cause:  # the cause, not the symptom: an operation that never works at all
+                result.reason = f"{cause}. {error.explanation}"
+                result.counterexample = replace(result.counterexample, explanation=result.reason)
         elif isinstance(error, KeyboardInterrupt) and interrupted_by_user():
             raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
@@ -362,11 +372,16 @@ def run_to_verdict(
     result.model_branches = branches.record()
     if result.verdict == "passed":
         result.missing_situations = [s.description for s in situations if not tracker.reached[s.name]]
-        result.missing_situations += [f"{d.description} ({d.name})" for d in _unreached(tracker, dimensions)]
-        result.missing_situations += [f"model branch {name}" for name in branches.unreached()]
+        unreached_dimensions = [(d.name, d.description) for d in _unreached(tracker, dimensions)]
+        result.missing_situations += [f"{description} ({name})" for name, description in unreached_dimensions]
+        branches_missed = [f"model branch {name}" for name in branches.unreached()]
+        result.missing_situations += branches_missed
         if result.missing_situations:
             result.verdict = "unknown"
-            result.reason = "the run never reached: " + "; ".join(result.missing_situations)
+            situations_missed = [s.description for s in situations if not tracker.reached[s.name]]
+            result.reason = unknown_reason(
+                result.property_id, situations_missed + branches_missed, unreached_dimensions, tallies
+            )
     return result
 
 
@@ -387,6 +402,16 @@ def _counterexample(machine: str, target: Target, violation: Violation, family: 
         broken=violation.broken,
         harm=violation.harm,
     )
+
+
+def _always_refused(violation: Violation, tallies: Counter[str]) -> str:
+    """"rollback never succeeded: 0 of 812 calls (...)" when the failing step is a
+    refusal of an operation the target refused on every call of the run: the
+    cause, where the step alone says "wrong error" or "allowed operation refused"."""
+    if not violation.steps or violation.harm not in (REFUSED, WRONG_ERROR):
+        return ""
+    kind = getattr(violation.steps[-1].operation, "kind", "")
+    return never_succeeded(tallies, kind) if tallies.get(f"allowed:{kind}", 0) else ""
 
 
 def _unreached(tracker: _Tracker, dimensions: Sequence[_Situation]) -> list[_Situation]:

@@ -163,11 +163,23 @@ HARMS: tuple[str, ...] = (
 RECOVERIES = ("crash_during", "restart", "corrupt_record")
 
 
-def harm_of(operation: Any, allowed: Sequence[Observed], actual: Observed, earlier: Sequence[bytes]) -> str:
+def harm_of(
+    operation: Any, allowed: Sequence[Observed], actual: Observed, earlier: Sequence[bytes], before: bytes | None = None
+) -> str:
     """The harm class of a step whose outcome ``actual`` matches none of the
-    ``allowed`` ones; ``earlier`` are the buffers the run went through before it."""
-    bytes_wrong = all(actual.buffer != seen.buffer for seen in allowed)
+    ``allowed`` ones; ``earlier`` are the buffers the run went through before it,
+    ``before`` the buffer just before the step.
+
+    A typed refusal that left the buffer as it was (``before``) changed no byte:
+    it is a refusal (allowed operation refused, or the wrong error), never
+    "wrong bytes", though its bytes differ from those the allowed success makes."""
     errors = {seen.error for seen in allowed}
+    refused_cleanly = (
+        actual.error is not None and not actual.error.startswith("undocumented:") and actual.buffer == before
+    )
+    if refused_cleanly:
+        return REFUSED if None in errors else WRONG_ERROR
+    bytes_wrong = all(actual.buffer != seen.buffer for seen in allowed)
     if bytes_wrong and getattr(operation, "kind", "") in RECOVERIES and actual.buffer in earlier:
         return LOST_STATE
     if actual.error is None and None not in errors:
@@ -305,7 +317,10 @@ def explain(record: StepRecord) -> str:
         else:
             lines.append(f"Then it raised {actual.error} where the rules say {expected.error}.")
     span = first_difference(expected.buffer, actual.buffer)
-    if span is not None:
+    refused_cleanly = actual.error is not None and not actual.error.startswith("undocumented:")
+    if span is not None and refused_cleanly and actual.buffer == record.before:
+        lines.append("The refusal left the buffer as it was: no byte is wrong, but the operation did not happen.")
+    elif span is not None:
         start, end_e, end_a = span
         lines.append(
             f"Then the bytes differ at [{start}, {max(end_e, end_a)}): expected "

@@ -42,6 +42,7 @@ from rollcert.model.errors import error_kind
 from rollcert.model.properties import FailingStep
 from rollcert.model.properties import Seen
 from rollcert.model.properties import broken_rules
+from rollcert.stateful_tests.causes import count_call
 from rollcert.stateful_tests.family import MAX_READINGS
 from rollcert.stateful_tests.family import WIDE_LOOK_BUDGET
 from rollcert.stateful_tests.family import NotGenerable
@@ -397,11 +398,13 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 considered = looked_at or considered  # the explanation weighs every reading
         first = narrowed[0]
         self.last_prediction = first
+        count_call(self.tallies, getattr(operation, "kind", ""), actual.error is None, first.readings[0].error is None)
         main = first.readings[0]
         harm = ""
         if not survivors:
             earlier = [self.config.initial, *(step.before for step in self.steps)]
-            harm = harm_of(operation, list(allowed), actual, earlier)  # every allowed outcome, each once
+            # every allowed outcome, each once
+            harm = harm_of(operation, list(allowed), actual, earlier, before=family.content(before))
         record = StepRecord(
             index=len(self.steps) + 1,
             operation=operation,

@@ -45,6 +45,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import fields
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -55,6 +56,9 @@ from rollcert.model.operations import operation_to_json
 from rollcert.model.properties import ALL_PROPERTY_IDS
 from rollcert.model.properties import PROPERTIES
 from rollcert.stateful_tests import model_coverage
+from rollcert.stateful_tests.causes import restated
+from rollcert.stateful_tests.causes import unknown_reason
+from rollcert.stateful_tests.causes import unreached_dimensions
 from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
@@ -332,6 +336,10 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
     merged = PropertyResult(property_id, "passed", ran[0].result.title)
     if ending is not None:
         merged.verdict, merged.reason, merged.counterexample = ending.verdict, ending.reason, ending.counterexample
+        if merged.reason and merged.counterexample is not None:  # "... never succeeded: 0 of N calls", all rounds'
+            merged.reason = restated(merged.reason, tallies)
+            explanation = restated(merged.counterexample.explanation, tallies)
+            merged.counterexample = replace(merged.counterexample, explanation=explanation)
     merged.found_elsewhere = dict(sorted(found_elsewhere.items()))
     merged.seconds = round(seconds, 3)
     merged.examples, merged.steps = examples, steps
@@ -343,12 +351,13 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
         # tally counts them: a union, not the largest of the rounds' counts.
         merged.world["distinct_bytes_sent"] = bin(bytes_sent).count("1")
     if merged.verdict == "passed":
-        merged.missing_situations = [text for name, text in ran[0].record.situations if not reached[name]]
-        merged.missing_situations += unreached(merged.world)
-        merged.missing_situations += [f"model branch {name}" for name in model_coverage.unreached(merged.model_branches)]
+        situations_missed = [text for name, text in ran[0].record.situations if not reached[name]]
+        branches_missed = [f"model branch {name}" for name in model_coverage.unreached(merged.model_branches)]
+        merged.missing_situations = situations_missed + unreached(merged.world) + branches_missed
         if merged.missing_situations:
             merged.verdict = "unknown"
-            merged.reason = "the run never reached: " + "; ".join(merged.missing_situations)
+            dimensions_missed = unreached_dimensions(merged.world or {})
+            merged.reason = unknown_reason(property_id, situations_missed + branches_missed, dimensions_missed, tallies)
     if missing and merged.verdict in ("passed", "unknown"):
         said = f"the work units {', '.join(u.name for u in missing)} did not run"
         merged.verdict, merged.reason = "unknown", f"{said}; {merged.reason}" if merged.reason else said

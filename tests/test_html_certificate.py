@@ -150,3 +150,48 @@ def test_html_command_draws_a_json_certificate(tmp_path: Path) -> None:
     assert 'data-property="S1" data-steps="3"' in dom
     assert len(re.findall(r'<li class="step[ "]', dom)) == 3
     assert re.search(r"Conflicting region \[\d+, \d+\) of the snapshot B0", dom)
+
+
+def _certificate_with_a_finding_and_coverage() -> str:
+    """A page with a counterexample (first_match_scan's known R2 finding, replayed)
+    and a property with coverage chips: made without a search."""
+    from rollcert.model.operations import Rollback
+    from rollcert.model.operations import Splice
+    from rollcert.stateful_tests.certify import _counterexample
+    from rollcert.stateful_tests.judge import Violation
+    from rollcert.stateful_tests.judge import replay
+    from rollcert.stateful_tests.machines import ROLLBACK
+    from rollcert.stateful_tests.verdicts import CertificateData
+    from rollcert.stateful_tests.verdicts import PropertyResult
+    from rollcert.targets.adapter import BufferConfig
+
+    target = load_all()["first_match_scan"].target
+    assert target is not None
+    with pytest.raises(Violation) as raised:
+        replay(ROLLBACK, target, BufferConfig(b"ababaaaaaaabababab"), [Splice(14, 0, b"aaaaaa"), Rollback(1)])
+    violated = PropertyResult("R2", "violated", "Offset stability", reason=raised.value.explanation)
+    violated.counterexample = _counterexample("R2", target, raised.value, "rollback")
+    covered = PropertyResult("R4", "passed", "Divergence detection", 10, 100)
+    covered.coverage = {"divergence_met": 356, "rollback_to_meets_write": 212, "undo_above_write": 22, "adopt": 328}
+    certificate = CertificateData(target, "quick", 0, {"R4": covered, "R2": violated})
+    return render_html(from_certificate_data(certificate))
+
+
+def test_the_counterexamples_come_before_the_coverage() -> None:
+    """Issue 43: the first counterexample started below 2400 px, under the coverage chips."""
+    page = _certificate_with_a_finding_and_coverage()
+    table, counterexamples, coverage = (page.index(mark) for mark in (
+        '<table class="verdicts">', '<section id="counterexamples">', '<section id="coverage">'
+    ))
+    assert table < counterexamples < page.index('<section class="violation"') < coverage
+    assert 'class="chip' not in page[:coverage]  # no chip above the findings
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_in_the_browser_the_first_counterexample_is_before_the_coverage_chips(tmp_path: Path) -> None:
+    page = tmp_path / "certificate.html"
+    page.write_text(_certificate_with_a_finding_and_coverage(), encoding="utf-8")
+    dom = chromium(page, "--dump-dom").stdout
+    finding = dom.index('<section class="violation"')
+    assert finding < dom.index('<section id="coverage">') < dom.index('class="chip')
