@@ -81,6 +81,11 @@ OUTCOMES = {0: "survived", 1: "killed", 2: "error", 3: "broken"}
 #: The status the wrapper reports for a mutant that is not Python: not run, not scored.
 DOES_NOT_COMPILE = 99
 OUTCOMES[DOES_NOT_COMPILE] = "incompetent"
+#: The status of a mutant whose turn came after ``--budget`` ran out: not run, not scored.
+OUT_OF_BUDGET = 98
+OUTCOMES[OUT_OF_BUDGET] = "not-run"
+#: The environment variable that carries the budget's end (seconds since the epoch) to the wrapper.
+DEADLINE_VARIABLE = "ROLLCERT_MUTATION_DEADLINE"
 USAGE_ERROR = 3
 #: cosmic-ray's command line, run by this interpreter (its package has no ``__main__``).
 COSMIC_RAY = (sys.executable, "-c", "import sys; from cosmic_ray.cli import main; sys.exit(main(sys.argv[1:]))")
@@ -133,6 +138,10 @@ def as_test(argv: list[str]) -> int:
     """The test cosmic-ray runs per mutant: ``rollcert certify ARGV``, with its exit
     status and verdict lines printed on stdout (which cosmic-ray keeps)."""
     started = time.perf_counter()
+    deadline = os.environ.get(DEADLINE_VARIABLE)
+    if deadline is not None and time.time() > float(deadline):
+        print(f"{EXIT_MARK} {OUT_OF_BUDGET} after 0 s: the budget ran out", flush=True)
+        return USAGE_ERROR
     for source in sorted((Path.cwd() / "rollcert" / "impl").glob("*.py")):
         try:
             compile(source.read_bytes(), str(source), "exec")
@@ -154,13 +163,13 @@ def as_test(argv: list[str]) -> int:
 # -- the run ------------------------------------------------------------------------------------
 
 
-def make_tree(destination: Path) -> Path:
-    """Copy the sources into ``destination/rollcert/...`` (the namespace layout
-    the editable install maps them to) and return ``destination``."""
+def make_tree(destination: Path, source: Path = ROOT) -> Path:
+    """Copy the sources of the checkout at ``source`` into ``destination/rollcert/...``
+    (the namespace layout the editable install maps them to) and return ``destination``."""
     package = destination / "rollcert"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in SOURCE_FOLDERS:
-        shutil.copytree(ROOT / folder, package / folder, ignore=ignore)
+        shutil.copytree(source / folder, package / folder, ignore=ignore)
     shutil.copytree(ROOT / "benchmarks", destination / "benchmarks", ignore=ignore)
     return destination
 
@@ -173,7 +182,7 @@ def _cosmic_ray(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Comple
 
 def run_module(
     module: str, tree: Path, *, certify_args: list[str], timeout: float, limit: int | None, sample_seed: int,
-    operators: str, list_only: bool, log: Any = print,
+    operators: str, list_only: bool, budget: float | None = None, picked: tuple[str, ...] = (), log: Any = print,
 ) -> list[Mutant]:
     """Every mutant of ``module`` (a path like ``impl/chunked_text.py``) in the copy at ``tree``."""
     from cosmic_ray.work_db import WorkDB
@@ -183,6 +192,8 @@ def run_module(
 
     target = tree / "rollcert" / module
     env = dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if budget is not None:  # the mutants cosmic-ray reaches after it are reported not run
+        env[DEADLINE_VARIABLE] = repr(time.time() + budget)
     test_command = " ".join([sys.executable, "-m", "benchmarks.mutation", "--as-test", "--", *certify_args])
     name = Path(module).stem
     config = tree / f"{name}.toml"
@@ -201,6 +212,8 @@ def run_module(
         chosen = [
             item for item in items if operators == "all" or REDUCED_OPERATORS.match(item.mutations[0].operator_name)
         ]
+        if picked:
+            chosen = [item for item in items if _picked(item.mutations[0], picked)]
         in_set = len(chosen)
         if limit is not None and limit < len(chosen):
             chosen = random.Random(f"{sample_seed}:{module}").sample(chosen, limit)
@@ -220,6 +233,15 @@ def run_module(
             spec = item.mutations[0]
             mutants.append(_scored(module, spec, result))
     return sorted(mutants, key=lambda m: (m.line, m.column, m.operator, m.occurrence))
+
+
+def _picked(spec: Any, picked: tuple[str, ...]) -> bool:
+    """Whether ``--mutant LINE:OPERATOR[:OCCURRENCE]`` names this mutant."""
+    operator = spec.operator_name.removeprefix("core/")
+    return any(
+        text == f"{spec.start_pos[0]}:{operator}" or text == f"{spec.start_pos[0]}:{operator}:{spec.occurrence}"
+        for text in picked
+    )
 
 
 def _position(spec: Any) -> tuple[int, int, str, int]:
@@ -259,7 +281,7 @@ def _diff_lines(diff: str) -> str:
 
 def score(mutants: list[Mutant]) -> dict[str, Any]:
     """Counts per outcome, and the score over the behaviour-changing mutants."""
-    ran = [m for m in mutants if m.outcome not in ("skipped", "incompetent")]
+    ran = [m for m in mutants if m.outcome not in ("skipped", "incompetent", "not-run")]
     counts = {outcome: sum(m.outcome == outcome for m in ran) for outcome in
               ("killed", "error", "timeout", "broken", "survived")}
     survivors = [m for m in ran if m.outcome == "survived"]
@@ -267,7 +289,8 @@ def score(mutants: list[Mutant]) -> dict[str, Any]:
     changing = len(ran) - equivalent
     detected = counts["killed"] + counts["error"] + counts["timeout"] + counts["broken"]
     return {
-        "mutants": len(ran), "incompetent": sum(m.outcome == "incompetent" for m in mutants), **counts, "equivalent": equivalent,
+        "mutants": len(ran), "incompetent": sum(m.outcome == "incompetent" for m in mutants),
+        "not_run": sum(m.outcome == "not-run" for m in mutants), **counts, "equivalent": equivalent,
         "misses": sum(classification(m)[0] == "miss" for m in survivors),
         "unclassified": sum(classification(m)[0] == "unclassified" for m in survivors),
         "behaviour_changing": changing,
@@ -289,6 +312,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mutation", description=__doc__.split("\n\n")[0])
     parser.add_argument("--module", action="append", help=f"an impl module to mutate (repeatable; default {DEFAULT_MODULES})")
     parser.add_argument("--limit", type=int, help="run a fixed random sample of N mutants per module")
+    parser.add_argument(
+        "--budget", type=float, metavar="MINUTES",
+        help="per module: start no mutant after this many minutes; cosmic-ray runs them in random order, so "
+        "what ran is a random sample, and the rest is reported not run",
+    )
+    parser.add_argument(
+        "--mutant", action="append", default=[], metavar="LINE:OPERATOR",
+        help="run only this mutant (repeatable), e.g. 294:ReplaceUnaryOperator_Delete_USub; overrides --operators",
+    )
     parser.add_argument("--sample-seed", type=int, default=0, help="the sample's seed (default: %(default)s)")
     parser.add_argument("--operators", choices=("reduced", "all"), default="reduced")
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant (default: %(default)s)")
@@ -296,6 +328,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="0")
     parser.add_argument("--only", help="certify only these properties (default: all)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument(
+        "--source", type=Path, default=ROOT,
+        help="the checkout whose sources are copied and mutated (default: this one); another one's, to compare "
+        "generators: only its copy is mutated",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the throwaway tree and print where it is")
     parser.add_argument("--list", action="store_true", help="count the mutants and stop")
     args = parser.parse_args(argv)
@@ -303,17 +340,18 @@ def main(argv: list[str] | None = None) -> int:
     certify_args = ["bundled", "--fail-fast", "--in-process", "-q", "--profile", args.profile, "--seed", str(args.seed)]
     if args.only:
         certify_args += ["--only", args.only]
-    tree = make_tree(Path(tempfile.mkdtemp(prefix="rollcert-mutation-")))
+    tree = make_tree(Path(tempfile.mkdtemp(prefix="rollcert-mutation-")), args.source.resolve())
     started = time.perf_counter()
     try:
         results: dict[str, Any] = {"meta": {
             "tool": "cosmic-ray", "certify": certify_args, "operators": args.operators, "limit": args.limit,
-            "sample_seed": args.sample_seed, "timeout_s": args.timeout, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "sample_seed": args.sample_seed, "source": str(args.source), "timeout_s": args.timeout, "budget_min": args.budget, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }, "modules": {}}
         for module in modules:
             mutants = run_module(
                 module, tree, certify_args=certify_args, timeout=args.timeout, limit=args.limit,
                 sample_seed=args.sample_seed, operators=args.operators, list_only=args.list,
+                budget=None if args.budget is None else args.budget * 60, picked=tuple(args.mutant),
             )
             if args.list:
                 continue
@@ -338,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
 def format_summary(module: str, summary: dict[str, Any], mutants: list[Mutant]) -> str:
     lines = [
         f"{module}: {summary['mutants']} mutants run: {summary['killed']} killed, {summary['error']} error, "
-        f"{summary['timeout']} timeout, {summary['broken']} broken, {summary['survived']} survived "
+        f"{summary['timeout']} timeout, {summary['broken']} broken, {summary['survived']} survived, "
+        f"{summary['not_run']} not run (budget), {summary['incompetent']} not Python "
         f"({summary['equivalent']} equivalent, {summary['misses']} misses, {summary['unclassified']} unclassified); "
         f"score {summary['score']}, strict {summary['strict_score']}; {summary['seconds']} s of certify"
     ]
