@@ -159,6 +159,90 @@ CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
         "the 'no same-length record' mark -1 becomes -2: serials start at 1, so no negative mark ever "
         "matches one",
     ),
+    # impl/chunked_text.py. Its observable behaviour is the bytes, the length and that every write
+    # moves ``version``; how the bytes are cut into chunks and groups is not observable, so a mutant
+    # that only changes the layout (and keeps every read right) is equivalent.
+    ("impl/chunked_text.py", 72, "NumberReplacer"): (
+        "equivalent", "the check of an explicit chunk or group size: the bundled storage never passes one",
+    ),
+    ("impl/chunked_text.py", 72, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent", "the check of an explicit chunk or group size: the bundled storage never passes one",
+    ),
+    ("impl/chunked_text.py", 86, "NumberReplacer"): (
+        "equivalent", "the initial hint is never read: the hint offset starts at -1, which no offset matches",
+    ),
+    ("impl/chunked_text.py", 241, "NumberReplacer"): (
+        "equivalent", "'no hint' as -2 instead of -1: no offset is negative, so neither is ever matched",
+    ),
+    ("impl/chunked_text.py", 142, "AddNot"): (
+        "equivalent",
+        "locate's one-chunk shortcut taken for a group of several chunks: for an offset past the first chunk "
+        "the range then never fits the first chunk, locate says None, and the buffer takes its general "
+        "path; inside the first chunk the answer is the same: slower, never wrong",
+    ),
+    ("impl/chunked_text.py", 185, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent", "an edit that ends exactly at its chunk's end goes through the merge-and-re-split path: "
+        "the same bytes, another layout",
+    ),
+    ("impl/chunked_text.py", 197, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent", "a guard before a loop over range(i + 1, len(rel)), which is empty whenever the guard is false",
+    ),
+    ("impl/chunked_text.py", 245, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent", "a chunk of exactly twice the chunk size is split too: layout only",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceComparisonOperator_Lt_GtE"): (
+        "equivalent",
+        "whether a regrouped run borrows its neighbouring group: either way the same chunks in the same "
+        "order with their starts recomputed; only the group sizes (speed) differ",
+    ),
+    ("impl/chunked_text.py", 139, "NumberReplacer"): (
+        "miss",
+        "locate picks the group after the right one: wrong with two groups or more (24+ chunks, 768 KiB), "
+        "which the generators before issue 42 never built (their buffers stayed under 40 KiB); closed by "
+        "the start past 40 chunks (strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 202, "NumberReplacer"): (
+        "miss",
+        "a length change no longer shifts the start of the next group: the same two-group blind spot "
+        "(closed by strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 215, "NumberReplacer"): (
+        "miss",
+        "an edit that spans two groups merges the wrong chunks: needs two groups and an edit across their "
+        "boundary (closed by strategies.MANY_CHUNKS and the offsets near chunk boundaries)",
+    ),
+    ("impl/chunked_text.py", 143, "NumberReplacer"): (
+        "equivalent", "the group has one chunk on this path, so its chunk [-1] is its chunk [0]",
+    ),
+    ("impl/chunked_text.py", 158, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent", "the read goes on over the rest of its group with nothing left to read: empty pieces, "
+        "the same bytes",
+    ),
+    ("impl/chunked_text.py", 164, "NumberReplacer"): (
+        "miss", "a read across a group boundary skips a group: two groups needed (closed by strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 175, "AddNot"): (
+        "miss", "replace's one-group shortcut taken with several groups: the offset read against group 0 "
+        "(closed by strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 250, "AddNot"): (
+        "equivalent", "whether a regrouped run borrows its neighbouring group: layout only (see line 250 above)",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceUnaryOperator_Delete_USub"): (
+        "equivalent", "which group's size decides whether the last short group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "NumberReplacer"): (
+        "equivalent", "the size below which the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 281, "NumberReplacer"): (
+        "equivalent", "the group size doubles at 80 groups instead of 64: layout only",
+    ),
+    ("impl/chunked_text.py", 285, "NumberReplacer"): (
+        "miss",
+        "the group size no longer doubles past 64 groups, and _regroup recurses without end (RecursionError): "
+        "only a buffer past 64 groups of 16 chunks (32 MiB at the bundled chunk size) shows it, beyond any "
+        "size a quick run can afford with a model that keeps every state whole",
+    ),
 }
 
 
