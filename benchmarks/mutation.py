@@ -222,8 +222,11 @@ CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
         "miss", "a read across a group boundary skips a group: two groups needed (closed by strategies.MANY_CHUNKS)",
     ),
     ("impl/chunked_text.py", 175, "AddNot"): (
-        "miss", "replace's one-group shortcut taken with several groups: the offset read against group 0 "
-        "(closed by strategies.MANY_CHUNKS)",
+        "equivalent",
+        "replace's one-group shortcut taken with several groups: the offset is then read against group 0, "
+        "past its last chunk, and the edit goes to the merge-and-re-split path, which walks forward from "
+        "there and edits the right bytes (merging every chunk in between: slower, never wrong); and a "
+        "splice's replace takes the hint read_range left, not this lookup",
     ),
     ("impl/chunked_text.py", 250, "AddNot"): (
         "equivalent", "whether a regrouped run borrows its neighbouring group: layout only (see line 250 above)",
