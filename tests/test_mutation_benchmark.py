@@ -45,3 +45,16 @@ def test_runner_scores_a_killed_and_a_surviving_mutant(tmp_path: Path) -> None:
     assert outcomes == {killed: "killed", survives: "survived"}
     assert results["score"]["killed"] == 1 and results["score"]["survived"] == 1
     assert (mutation.ROOT / MODULE).read_bytes() == source  # mutated in a copy only
+
+
+@pytest.mark.slow
+def test_fail_fast_stops_at_the_first_violation_and_is_never_green() -> None:
+    from rollcert.stateful_tests.certify import NOT_RUN_FAIL_FAST
+    from rollcert.stateful_tests.certify import certify
+    from rollcert.targets.resolve import resolve_target
+
+    target = resolve_target("specimen:fifo_replay")  # replays the oldest record first: R0 and R2 see it
+    certificate = certify(target, only=("R0", "R2"), fail_fast=True)
+    assert certificate.results["R0"].verdict == "violated"
+    assert certificate.results["R2"].verdict == "unknown"
+    assert certificate.results["R2"].reason == NOT_RUN_FAIL_FAST
