@@ -497,6 +497,11 @@ def _configure_certify(parser: argparse.ArgumentParser) -> None:
     )
     add_reproducible_option(parser)
     parser.add_argument(
+        "--fail-fast", action="store_true",
+        help="stop at the first violated property, in certificate order (R0 first), and exit 1; the properties "
+        "not run are unknown. One property at a time, whatever -j says",
+    )
+    parser.add_argument(
         "--shard", type=shard_option, metavar="I/N",
         help="run shard I of N: the I-th of N blocks of the work units (a property's round, or a whole property for R7) "
         "and write a partial certificate to --json; `rollcert merge` combines the N partials",
@@ -549,7 +554,7 @@ def _certify(args: argparse.Namespace) -> int:
             jobs=args.jobs, source=source, progress=display, isolate=not args.in_process,
             memory_limit=args.memory_limit << 20 if args.memory_limit is not None else None,
             corpus=corpus, replay_corpus_with=corpus_replayer(source, in_process=args.in_process) if corpus else None,
-            finished=finished,
+            finished=finished, fail_fast=args.fail_fast,
         )
     except KeyboardInterrupt as interruption:  # every worker is stopped by now: certify what finished
         certificate = interrupted_certificate(args, target, property_ids, finished, signal_name(interruption), corpus)
@@ -638,6 +643,8 @@ def _certify_shard(args: argparse.Namespace) -> int:
                           ("--markdown", args.markdown), ("--junit", args.junit), ("--html", args.html)):
         if given is not None:
             raise UsageError(f"--shard writes a partial certificate (--json) only; {option} belongs to `rollcert merge`")
+    if args.fail_fast:
+        raise UsageError("--fail-fast stops one run at its first violation; a shard cannot see the other shards'")
     if args.json is None:
         raise UsageError("--shard needs --json PATH: where to write the partial certificate")
     check_writable(args.json)

@@ -514,6 +514,7 @@ def certify(
     run_properties: PropertiesRunner | None = None,
     corpus: Path | None = None,
     replay_corpus_with: CorpusRunner | None = None,
+    fail_fast: bool = False,
 ) -> CertificateData:
     """Certify every property (or ``only`` some) of ``target``. ``target_text``
     is the TARGET exactly as the user typed it, for the replay commands (a
@@ -531,7 +532,13 @@ def certify(
     so is one with a trace whose replay crashed, hung or could not be judged,
     which is ``error`` or ``unknown`` naming the file (the corpus fails
     closed); the others run as without a corpus. Every counterexample found is then
-    added to the corpus."""
+    added to the corpus.
+
+    ``fail_fast`` (``rollcert certify --fail-fast``) stops at the first violated
+    property, in certificate order: the properties not run are ``unknown``
+    (:data:`NOT_RUN_FAIL_FAST`), so the run still exits 1 and never reads as green.
+    A gate that only needs "is anything violated" (the mutation benchmark, a
+    pre-commit check) then pays for one property's run instead of all of them."""
     chosen = PROFILES[profile]
     property_ids = [p for p in ALL_PROPERTY_IDS if only is None or p in only]
     replayed = None
@@ -541,11 +548,27 @@ def certify(
         pid: found.result for pid, found in (replayed.properties.items() if replayed else ()) if found.result is not None
     }
     to_run = [pid for pid in property_ids if pid not in from_corpus]
+    if fail_fast and any(r.verdict == "violated" for r in from_corpus.values()):
+        to_run = []
     if run_properties is not None and to_run:
-        ran = run_properties(to_run, profile, seed, progress)
+        if fail_fast:  # one at a time, in certificate order, so that the first violation stops the rest
+            ran = {}
+            for pid in to_run:
+                ran.update(run_properties([pid], profile, seed, progress))
+                if ran[pid].verdict == "violated":
+                    break
+        else:
+            ran = run_properties(to_run, profile, seed, progress)
     else:
-        ran = {pid: certify_property(target, pid, chosen, seed, progress=progress) for pid in to_run}
-    results = {pid: from_corpus[pid] if pid in from_corpus else ran[pid] for pid in property_ids}
+        ran = {}
+        for pid in to_run:
+            ran[pid] = certify_property(target, pid, chosen, seed, progress=progress)
+            if fail_fast and ran[pid].verdict == "violated":
+                break
+    results = {
+        pid: from_corpus[pid] if pid in from_corpus else ran[pid] if pid in ran else _not_run_fail_fast(pid)
+        for pid in property_ids
+    }
     if corpus is not None and replayed is not None:
         for pid, found in replayed.properties.items():
             results[pid].figures.update(corpus_replayed=float(found.replayed), corpus_failed=float(found.failed))
@@ -557,6 +580,15 @@ def certify(
         added = add_counterexamples(corpus, certificate.results, target.name, skip=from_corpus)
         certificate.corpus = corpus_summary(replayed, added)
     return certificate
+
+
+#: The reason of a property that ``--fail-fast`` did not run.
+NOT_RUN_FAIL_FAST = "not run: --fail-fast stopped at an earlier violated property"
+
+
+def _not_run_fail_fast(property_id: str) -> PropertyResult:
+    title = PROPERTIES[property_id].title if property_id in PROPERTIES else ""
+    return PropertyResult(property_id, "unknown", title, reason=NOT_RUN_FAIL_FAST)
 
 
 def assemble(

@@ -218,13 +218,17 @@ _PLACES = ((_CONTINUATION,), (_LEAD,))
 _PLACES_AND_LINE_ENDS = (*_PLACES, _LINE_END)
 
 
-def _wide_offset(word: Word, buffer: bytes, places: tuple[tuple[re.Pattern[bytes], ...], ...] = _PLACES) -> int:
+def _wide_offset(
+    word: Word, buffer: bytes, places: tuple[tuple[re.Pattern[bytes], ...], ...] = _PLACES, chunk: int | None = None
+) -> int:
     """0, the end, anywhere, or — where the buffer has any — one of ``places``
     (each as likely): inside a multi-byte character, right before one (and, for
     the edit undone at once, a line end), where a log that treats bytes as text
-    goes wrong."""
+    goes wrong. In a buffer longer than a declared ``chunk``, also (as likely as
+    each of those) a few bytes around a chunk boundary (:func:`near_chunk_boundary`)."""
     length = len(buffer)
-    kind = word.pick(3 + len(places))
+    boundary = chunk is not None and length > chunk
+    kind = word.pick(3 + len(places) + boundary)
     if kind == 0:
         return 0
     if kind == 1:
@@ -232,6 +236,9 @@ def _wide_offset(word: Word, buffer: bytes, places: tuple[tuple[re.Pattern[bytes
     anywhere = word.pick(length + 1)
     if kind == 2:
         return anywhere
+    if kind == 3 + len(places):
+        assert chunk is not None
+        return near_chunk_boundary(word, length, chunk)
     for place in places[kind - 3]:
         found = place.search(buffer, anywhere) or place.search(buffer)
         if found is not None:
@@ -239,12 +246,23 @@ def _wide_offset(word: Word, buffer: bytes, places: tuple[tuple[re.Pattern[bytes
     return anywhere
 
 
+def near_chunk_boundary(word: Word, length: int, chunk: int) -> int:
+    """An offset within 3 bytes of a multiple of ``chunk`` inside a buffer of
+    ``length`` bytes (``length > chunk``). Storage kept in chunks of that size
+    (``impl.chunked_text``) has its rare paths there — an edit or a read that
+    spans two chunks, a chunk emptied or merged — and a random offset in a buffer
+    just past one chunk lands within a few bytes of the boundary about once in
+    5,000 draws (issue 42: the mutation run's survivors)."""
+    boundary = chunk * (word.pick(length // chunk) + 1)
+    return min(length, max(0, boundary + word.pick(7) - 3))
+
+
 def _wide_edit(
     word: Word, buffer: bytes, world: World, places: tuple[tuple[re.Pattern[bytes], ...], ...] = _PLACES
 ) -> tuple[int, int, bytes]:
     """(offset, delete_length, insert) of a wide edit of ``buffer`` (its offset
     one of ``places`` now and then: :func:`_wide_offset`)."""
-    offset = _wide_offset(word, buffer, places)
+    offset = _wide_offset(word, buffer, places, world.chunk)
     room = len(buffer) - offset
     kind = word.pick(4)
     if kind == 0:
@@ -397,7 +415,9 @@ def start_from(raw: bytes, world: World, bounded: str, durable: bool) -> Start:
     wide = example_is_wide(raw)
     initial = _world_initial(word, world, True, wide)
     if world.chunk is not None and starts_past_the_chunk(raw):
-        initial = _filler(_rng(Word(raw)), world, world.chunk + 1 + word.pick(world.chunk // 8))[: world.max_buffer]
+        chunks = MANY_CHUNKS if word.pick(MANY_CHUNKS_SHARE) == 0 else 1
+        initial = _filler(_rng(Word(raw)), world, chunks * world.chunk + 1 + word.pick(world.chunk // 8))
+        initial = initial[: world.max_buffer]
         initial = as_text(initial) if world.text else initial
     durability = DURABILITY_MODES[word.pick(len(DURABILITY_MODES))] if durable else None
     if bounded == "always" or (bounded == "sometimes" and word.pick(2)):
@@ -412,6 +432,17 @@ def start_from(raw: bytes, world: World, bounded: str, durable: bool) -> Start:
 #: examples of a quick R0 run) that the wide starts' share alone left a seed's
 #: whole run below the chunk.
 CHUNK_START_SHARE = 16
+#: Of those, one in this many starts past :data:`MANY_CHUNKS` chunks instead of one:
+#: storage that indexes its chunks in a second level (``impl.chunked_text`` keeps
+#: groups of 8-23 chunks) has its group paths — an edit that shifts later groups,
+#: spans two of them, or empties a chunk so that a group borrows from its
+#: neighbour — only past a few dozen chunks; below that every edit stays in one
+#: group, and issue 42's mutation run found all of that code unexercised.
+MANY_CHUNKS_SHARE = 2
+#: Enough chunks for three groups of the bundled storage (1.25 MiB at its 32 KiB
+#: chunk); the model keeps each live state whole, so a step costs a copy of it
+#: (≈ 0.1 ms), and only one example in 32 pays it.
+MANY_CHUNKS = 40
 
 
 def starts_past_the_chunk(raw: bytes) -> bool:
@@ -476,15 +507,18 @@ class RunBoundaries(Sequence[int]):
         return low + 1
 
 
-def _offset_kinds(state: ModelState) -> tuple[Sequence[int], ...]:
+def _offset_kinds(state: ModelState, chunk: int | None = None) -> tuple[Sequence[int], ...]:
     """What an offset is drawn among, each kind as likely: 0, the end and the
-    newest edit's offset (``hot``); anywhere; and — twice as likely, when there
-    are any — the boundaries between two runs of text, where an anchor search
-    has the most look-alike candidates."""
+    newest edit's offset (``hot``; in a buffer longer than a declared ``chunk``,
+    also the first chunk boundary and the bytes either side of it); anywhere; and —
+    twice as likely, when there are any — the boundaries between two runs of text,
+    where an anchor search has the most look-alike candidates."""
     buffer = state.current
     length = len(buffer)
     newest = state.edits[-1]
-    hot = (0, length, min(newest.offset, length)) if newest is not None else (0, length)
+    hot: tuple[int, ...] = (0, length, min(newest.offset, length)) if newest is not None else (0, length)
+    if chunk is not None and length > chunk:
+        hot += (chunk - 1, chunk, chunk + 1)
     boundaries = RunBoundaries(buffer)
     anywhere = range(length + 1)
     return (hot, anywhere, boundaries, boundaries) if boundaries else (hot, anywhere)
@@ -502,7 +536,7 @@ def edit_from(
     if wide and is_wide(word):
         edit = _wide_edit(word, buffer, world)
     else:
-        edit = _small_edit(state, word, world.letters)
+        edit = _small_edit(state, word, world.letters, world.chunk)
     edit = within_limits(buffer, *edit, world)
     return as_text_edit(buffer, *edit) if world.text else edit
 
@@ -515,7 +549,7 @@ def paste_of(buffer: bytes, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[i
     CRLF pairs and multi-byte characters even in an example whose buffer holds
     only the small-scope letters."""
     word = Word(raw)
-    offset = _wide_offset(word, buffer)
+    offset = _wide_offset(word, buffer, chunk=world.chunk)
     rng = _rng(word)
     if word.pick(2):
         insert = _text_lines(rng, world, word.pick(4) + 1)
@@ -560,7 +594,7 @@ def within_limits(buffer: bytes, offset: int, delete_length: int, insert: bytes,
     return offset, delete_length, insert
 
 
-def _small_edit(state: ModelState, word: Word, alphabet: bytes) -> tuple[int, int, bytes]:
+def _small_edit(state: ModelState, word: Word, alphabet: bytes, chunk: int | None = None) -> tuple[int, int, bytes]:
     """A small-scope edit:
 
     - the offset: see :func:`_offset_kinds`;
@@ -571,7 +605,7 @@ def _small_edit(state: ModelState, word: Word, alphabet: bytes) -> tuple[int, in
       a copy of 1-4 bytes from elsewhere in the buffer.
     """
     buffer = state.current
-    kinds = _offset_kinds(state)
+    kinds = _offset_kinds(state, chunk)
     among = kinds[word.pick(len(kinds))]
     offset = among[word.pick(len(among))]
     room = len(buffer) - offset
@@ -686,12 +720,24 @@ def history_word_stream(raw: bytes) -> Iterator[bytes]:
 # -- rollbacks ---------------------------------------------------------------------
 
 
-def rollback_steps_from(state: ModelState, raw: bytes) -> int:
+#: One rollback in this many (at depth 1 or more) is ``rollback(0)``.
+ZERO_STEPS_SHARE = 8
+
+
+def rollback_steps_from(state: ModelState, raw: bytes, *, zero: bool = False) -> int:
     """1, the whole depth, one past it (the horizon), or anything between — each
-    as likely as the others; read out of one drawn :data:`WORD`. At depth 0: 1 or 0."""
+    as likely as the others; read out of one drawn :data:`WORD`. At depth 0: 1 or 0.
+
+    With ``zero`` (the rollback rule's draw), one time in :data:`ZERO_STEPS_SHARE`
+    ``rollback(0)`` on a non-empty log instead: it must change nothing (nor the
+    revision). Without it a fast path that takes a record back on ``rollback(0)``
+    passed every seed (issue 42's mutation run). Not for a crash: a rollback of
+    nothing has no I/O to interrupt."""
     word, depth = Word(raw), state.depth
     if depth == 0:
         return 1 - word.pick(2)
+    if zero and word.pick(ZERO_STEPS_SHARE) == 0:
+        return 0
     return (1, word.pick(depth) + 1, depth, depth + 1)[word.pick(4)]
 
 

@@ -1,0 +1,527 @@
+"""Mutation score of the certification (issue 42): how many behaviour-changing
+mutants of ``impl/`` does ``rollcert certify`` catch?
+
+Usage (from the repository root; needs the ``bench`` extra, ``pip install -e '.[bench]'``)::
+
+    nice -n 10 python -m benchmarks.mutation                                  # journaled_buffer + chunked_text
+    nice -n 10 python -m benchmarks.mutation --module impl/diffs.py --limit 40
+    python -m benchmarks.mutation --list                                      # count the mutants, run nothing
+    python -m benchmarks.mutation --rescore benchmarks/mutation-results.json  # classify the survivors again
+
+A real mutation tool, cosmic-ray, makes the mutants (``cosmic-ray init``) and runs
+them (``cosmic-ray exec`` with the ``local`` distributor, one at a time); the
+test of every mutant is ``rollcert certify bundled --fail-fast --in-process`` at
+the quick profile and seed 0 (``--profile``/``--seed``/``--only`` change that).
+``--in-process`` (the verdicts of the isolated run, without a worker process per
+property) because a mutant of ``impl/`` cannot take the process down in ways
+cosmic-ray's own timeout does not catch.
+
+Why a copy: cosmic-ray writes each mutant into the module file and restores it
+afterwards; a run that is killed half-way leaves the mutant on disk. So the run
+copies the source folders into a fresh temporary directory laid out as the
+``rollcert`` namespace package (``TMP/rollcert/impl``, ...), mutates only there,
+and runs the certification with ``PYTHONPATH=TMP``, which puts the copy ahead of
+the editable install. No checkout is ever mutated, and the copy is deleted at
+the end (``--keep`` keeps it for a look).
+
+How a mutant is scored (cosmic-ray only knows "non-zero exit"; the wrapper,
+``python -m benchmarks.mutation --as-test``, prints rollcert's exit status):
+
+- ``killed``: certify exited 1, a property is ``violated``;
+- ``error``: certify exited 2, no violation but an ``error``/``unknown`` verdict
+  (typically impl code that raised something the harness reports as an error, or
+  a coverage goal no longer reached). A detection too, counted apart;
+- ``timeout``: the run took longer than ``--timeout`` (an infinite loop): counted apart;
+- ``survived``: certify exited 0; each survivor must be classified by hand as
+  *equivalent* (changes no observable behaviour) or a *miss* (docs/performance.md,
+  "Mutation score"; the reasons live in :data:`CLASSIFIED`);
+- ``broken``: certify exited 3 (the target no longer resolves, e.g. an import
+  error): a detection, counted apart.
+
+The score is ``(killed + error + timeout + broken) / (mutants - equivalent)``,
+and the strict score, ``killed / (mutants - equivalent)``, beside it.
+
+The full operator set of cosmic-ray makes ~750 mutants of journaled_buffer.py and
+~930 of chunked_text.py, ten per arithmetic operator (``+`` to ``-``, ``*``, ``/``,
+``//``, ``%``, ``**``, ``>>``, ``<<``, ``|``, ``&``, ``^``) and eight per
+comparison. At 30 s per surviving mutant that is days of one core, so by default
+the run uses :data:`REDUCED_OPERATORS`: one replacement per arithmetic
+operator, the boundary and negation of each comparison, and all the others
+(numbers, ``not``, booleans, loops, decorators, exceptions). ``--operators all``
+takes everything. ``--limit N`` runs a fixed random sample (``--sample-seed``)
+of N mutants per module.
+
+Writes every mutant's outcome to ``benchmarks/mutation-results.json`` (``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_JSON = Path(__file__).resolve().parent / "mutation-results.json"
+DEFAULT_MODULES = ("impl/journaled_buffer.py", "impl/chunked_text.py")
+#: The source folders copied into the throwaway tree (the ``rollcert.*`` subpackages).
+SOURCE_FOLDERS = ("model", "impl", "proofs", "targets", "stateful_tests", "reports", "command", "specimens")
+#: The line the ``--as-test`` wrapper prints, and the scorer reads back.
+EXIT_MARK = "rollcert-mutation: exit status"
+OUTCOMES = {0: "survived", 1: "killed", 2: "error", 3: "broken"}
+#: The status the wrapper reports for a mutant that is not Python: not run, not scored.
+DOES_NOT_COMPILE = 99
+OUTCOMES[DOES_NOT_COMPILE] = "incompetent"
+#: The status of a mutant whose turn came after ``--budget`` ran out: not run, not scored.
+OUT_OF_BUDGET = 98
+OUTCOMES[OUT_OF_BUDGET] = "not-run"
+#: The environment variable that carries the budget's end (seconds since the epoch) to the wrapper.
+DEADLINE_VARIABLE = "ROLLCERT_MUTATION_DEADLINE"
+USAGE_ERROR = 3
+#: cosmic-ray's command line, run by this interpreter (its package has no ``__main__``).
+COSMIC_RAY = (sys.executable, "-c", "import sys; from cosmic_ray.cli import main; sys.exit(main(sys.argv[1:]))")
+
+_ARITHMETIC_KEPT = ("Add_Sub", "Sub_Add", "Mul_Add", "Div_Mul", "FloorDiv_Mul", "Mod_FloorDiv", "Pow_Mul",
+                    "LShift_RShift", "RShift_LShift", "BitOr_BitAnd", "BitAnd_BitOr", "BitXor_BitOr")
+_COMPARISON_KEPT = ("Lt_LtE", "LtE_Lt", "Gt_GtE", "GtE_Gt",  # boundaries (off by one)
+                    "Lt_GtE", "LtE_Gt", "Gt_LtE", "GtE_Lt", "Eq_NotEq", "NotEq_Eq",  # negations
+                    "Is_IsNot", "IsNot_Is", "In_NotIn", "NotIn_In")
+#: The operators of the default run: a regular expression on cosmic-ray's operator names.
+REDUCED_OPERATORS = re.compile(
+    r"core/(?:"
+    + "|".join(f"ReplaceBinaryOperator_{name}" for name in _ARITHMETIC_KEPT)
+    + "|" + "|".join(f"ReplaceComparisonOperator_{name}" for name in _COMPARISON_KEPT)
+    + r"|ReplaceUnaryOperator_Delete_\w+|ReplaceUnaryOperator_USub_UAdd|AddNot|ReplaceTrueWithFalse|ReplaceFalseWithTrue"
+    r"|ReplaceAndWithOr|ReplaceOrWithAnd|ReplaceBreakWithContinue|ReplaceContinueWithBreak|ExceptionReplacer"
+    r"|NumberReplacer|RemoveDecorator|ZeroIterationForLoop)$"
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant and what the certification made of it."""
+
+    job_id: str
+    module: str
+    operator: str
+    occurrence: int
+    line: int
+    column: int
+    function: str | None
+    #: killed, error, timeout, broken, survived (or skipped: left out by --limit or the operator set).
+    outcome: str
+    seconds: float | None
+    #: The violated (or error/unknown) properties certify printed, e.g. "R0 violated".
+    verdicts: str
+    diff: str
+
+
+#: Survivors classified by hand: (module, line, operator, occurrence) -> ("equivalent" | "miss", why).
+#: Keyed by the source line as it stands when the entry was written; an entry that
+#: no longer matches a survivor is simply not used (the survivor shows unclassified).
+CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
+    ("impl/journaled_buffer.py", 81, "ReplaceComparisonOperator_IsNot_Is"): (
+        "equivalent",
+        "the guard against a capacity on a journal that cannot evict: every journal the bundled target "
+        "builds can evict (InMemoryJournal by default, FileJournal says so), so it is false either way",
+    ),
+    ("impl/journaled_buffer.py", 96, "NumberReplacer"): (
+        "equivalent",
+        "_base_position starting at 1 or -1 instead of 0: positions are only ever used as differences from "
+        "it (a checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then "
+        "reads as depth -2 or 0, and no check fires at either (a rollback never goes below depth 0)",
+    ),
+    ("impl/journaled_buffer.py", 166, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "the same branch: which of two ValueError messages, never whether one is raised",
+    ),
+    ("impl/journaled_buffer.py", 166, "ReplaceUnaryOperator_Delete_Not"): (
+        "equivalent",
+        "inside the bad-argument branch: it only chooses which of two ValueError messages is raised; the "
+        "kind (what SPEC §3 documents and the judge compares) is the same",
+    ),
+    ("impl/journaled_buffer.py", 166, "NumberReplacer"): (
+        "equivalent",
+        "the same branch: which of two ValueError messages, never whether one is raised",
+    ),
+    ("impl/journaled_buffer.py", 200, "NumberReplacer"): (
+        "equivalent",
+        "the 'no same-length record' mark -1 becomes -2: serials start at 1, so no negative mark ever "
+        "matches one",
+    ),
+    # impl/chunked_text.py. Its observable behaviour is the bytes, the length and that every write
+    # moves ``version``; how the bytes are cut into chunks and groups is not observable, so a mutant
+    # that only changes the layout (and keeps every read right) is equivalent.
+    ("impl/chunked_text.py", 72, "NumberReplacer"): (
+        "equivalent", "the check of an explicit chunk or group size: the bundled storage never passes one",
+    ),
+    ("impl/chunked_text.py", 72, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent", "the check of an explicit chunk or group size: the bundled storage never passes one",
+    ),
+    ("impl/chunked_text.py", 86, "NumberReplacer"): (
+        "equivalent", "the initial hint is never read: the hint offset starts at -1, which no offset matches",
+    ),
+    ("impl/chunked_text.py", 241, "NumberReplacer"): (
+        "equivalent", "'no hint' as -2 instead of -1: no offset is negative, so neither is ever matched",
+    ),
+    ("impl/chunked_text.py", 142, "AddNot"): (
+        "equivalent",
+        "locate's one-chunk shortcut taken for a group of several chunks: for an offset past the first chunk "
+        "the range then never fits the first chunk, locate says None, and the buffer takes its general "
+        "path; inside the first chunk the answer is the same: slower, never wrong",
+    ),
+    ("impl/chunked_text.py", 185, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent", "an edit that ends exactly at its chunk's end goes through the merge-and-re-split path: "
+        "the same bytes, another layout",
+    ),
+    ("impl/chunked_text.py", 197, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent", "a guard before a loop over range(i + 1, len(rel)), which is empty whenever the guard is false",
+    ),
+    ("impl/chunked_text.py", 245, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent", "a chunk of exactly twice the chunk size is split too: layout only",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceComparisonOperator_Lt_GtE"): (
+        "equivalent",
+        "whether a regrouped run borrows its neighbouring group: either way the same chunks in the same "
+        "order with their starts recomputed; only the group sizes (speed) differ",
+    ),
+    ("impl/chunked_text.py", 139, "NumberReplacer"): (
+        "miss",
+        "locate picks the group after the right one: wrong with two groups or more (24+ chunks, 768 KiB), "
+        "which the generators before issue 42 never built (their buffers stayed under 40 KiB); closed by "
+        "the start past 40 chunks (strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 202, "NumberReplacer"): (
+        "miss",
+        "a length change no longer shifts the start of the next group: the same two-group blind spot "
+        "(closed by strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 215, "NumberReplacer"): (
+        "miss",
+        "an edit that spans two groups merges the wrong chunks: needs two groups and an edit across their "
+        "boundary (closed by strategies.MANY_CHUNKS and the offsets near chunk boundaries)",
+    ),
+    ("impl/chunked_text.py", 143, "NumberReplacer"): (
+        "equivalent", "the group has one chunk on this path, so its chunk [-1] is its chunk [0]",
+    ),
+    ("impl/chunked_text.py", 158, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent", "the read goes on over the rest of its group with nothing left to read: empty pieces, "
+        "the same bytes",
+    ),
+    ("impl/chunked_text.py", 164, "NumberReplacer"): (
+        "miss", "a read across a group boundary skips a group: two groups needed (closed by strategies.MANY_CHUNKS)",
+    ),
+    ("impl/chunked_text.py", 175, "AddNot"): (
+        "equivalent",
+        "replace's one-group shortcut taken with several groups: the offset is then read against group 0, "
+        "past its last chunk, and the edit goes to the merge-and-re-split path, which walks forward from "
+        "there and edits the right bytes (merging every chunk in between: slower, never wrong); and a "
+        "splice's replace takes the hint read_range left, not this lookup",
+    ),
+    ("impl/chunked_text.py", 250, "AddNot"): (
+        "equivalent", "whether a regrouped run borrows its neighbouring group: layout only (see line 250 above)",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceUnaryOperator_Delete_USub"): (
+        "equivalent", "which group's size decides whether the last short group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "NumberReplacer"): (
+        "equivalent", "the size below which the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 281, "NumberReplacer"): (
+        "equivalent", "the group size doubles at 80 groups instead of 64: layout only",
+    ),
+    ("impl/chunked_text.py", 285, "NumberReplacer"): (
+        "miss",
+        "the group size no longer doubles past 64 groups, and _regroup recurses without end (RecursionError): "
+        "only a buffer past 64 groups of 16 chunks (32 MiB at the bundled chunk size) shows it, beyond any "
+        "size a quick run can afford with a model that keeps every state whole",
+    ),
+}
+
+
+# -- the test command ---------------------------------------------------------------------------
+
+
+def as_test(argv: list[str]) -> int:
+    """The test cosmic-ray runs per mutant: ``rollcert certify ARGV``, with its exit
+    status and verdict lines printed on stdout (which cosmic-ray keeps)."""
+    started = time.perf_counter()
+    deadline = os.environ.get(DEADLINE_VARIABLE)
+    if deadline is not None and time.time() > float(deadline):
+        print(f"{EXIT_MARK} {OUT_OF_BUDGET} after 0 s: the budget ran out", flush=True)
+        return USAGE_ERROR
+    for source in sorted((Path.cwd() / "rollcert" / "impl").glob("*.py")):
+        try:
+            compile(source.read_bytes(), str(source), "exec")
+        except SyntaxError as error:  # cosmic-ray turns the ``*`` of a signature into ``+``
+            print(f"{EXIT_MARK} {DOES_NOT_COMPILE} after 0 s: {error}", flush=True)
+            return USAGE_ERROR
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from rollcert.command.cli import main; sys.exit(main())", "certify", *argv],
+        capture_output=True, text=True, check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if re.match(r"^[RS]\d\s+(violated|error|unknown)", line)]
+    print("\n".join(line[:300] for line in lines))
+    if done.returncode not in OUTCOMES:
+        print(done.stderr[-2000:])
+    print(f"{EXIT_MARK} {done.returncode} after {time.perf_counter() - started:.1f} s", flush=True)
+    return done.returncode
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def make_tree(destination: Path, source: Path = ROOT) -> Path:
+    """Copy the sources of the checkout at ``source`` into ``destination/rollcert/...``
+    (the namespace layout the editable install maps them to) and return ``destination``."""
+    package = destination / "rollcert"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for folder in SOURCE_FOLDERS:
+        shutil.copytree(source / folder, package / folder, ignore=ignore)
+    shutil.copytree(ROOT / "benchmarks", destination / "benchmarks", ignore=ignore)
+    return destination
+
+
+def _cosmic_ray(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*COSMIC_RAY, *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+
+
+def run_module(
+    module: str, tree: Path, *, certify_args: list[str], timeout: float, limit: int | None, sample_seed: int,
+    operators: str, list_only: bool, budget: float | None = None, picked: tuple[str, ...] = (), log: Any = print,
+) -> list[Mutant]:
+    """Every mutant of ``module`` (a path like ``impl/chunked_text.py``) in the copy at ``tree``."""
+    from cosmic_ray.work_db import WorkDB
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import WorkerOutcome
+    from cosmic_ray.work_item import WorkResult
+
+    target = tree / "rollcert" / module
+    env = dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if budget is not None:  # the mutants cosmic-ray reaches after it are reported not run
+        env[DEADLINE_VARIABLE] = repr(time.time() + budget)
+    test_command = " ".join([sys.executable, "-m", "benchmarks.mutation", "--as-test", "--", *certify_args])
+    name = Path(module).stem
+    config = tree / f"{name}.toml"
+    config.write_text(
+        "[cosmic-ray]\n"
+        f"module-path = {json.dumps(str(target))}\n"
+        f"timeout = {timeout}\n"
+        "excluded-modules = []\n"
+        f"test-command = {json.dumps(test_command)}\n\n"
+        "[cosmic-ray.distributor]\nname = \"local\"\n"
+    )
+    session = tree / f"{name}.sqlite"
+    _cosmic_ray("init", str(config), str(session), cwd=tree, env=env)
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = sorted(db.pending_work_items, key=lambda item: _position(item.mutations[0]))
+        chosen = [
+            item for item in items if operators == "all" or REDUCED_OPERATORS.match(item.mutations[0].operator_name)
+        ]
+        if picked:
+            chosen = [item for item in items if _picked(item.mutations[0], picked)]
+        in_set = len(chosen)
+        if limit is not None and limit < len(chosen):
+            chosen = random.Random(f"{sample_seed}:{module}").sample(chosen, limit)
+        keep = {item.job_id for item in chosen}
+        db.set_multiple_results(
+            [item.job_id for item in items if item.job_id not in keep], WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
+        )
+    log(f"{module}: {len(items)} mutants, {in_set} with the {operators} operators, {len(keep)} chosen")
+    if list_only:
+        return []
+    started = time.perf_counter()
+    subprocess.run([*COSMIC_RAY, "exec", str(config), str(session)], cwd=tree, env=env, check=True)
+    log(f"{module}: exec took {time.perf_counter() - started:.0f} s")
+    mutants = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            spec = item.mutations[0]
+            mutants.append(_scored(module, spec, result))
+    return sorted(mutants, key=lambda m: (m.line, m.column, m.operator, m.occurrence))
+
+
+def _picked(spec: Any, picked: tuple[str, ...]) -> bool:
+    """Whether ``--mutant LINE:OPERATOR[:OCCURRENCE]`` names this mutant."""
+    operator = spec.operator_name.removeprefix("core/")
+    return any(
+        text == f"{spec.start_pos[0]}:{operator}" or text == f"{spec.start_pos[0]}:{operator}:{spec.occurrence}"
+        for text in picked
+    )
+
+
+def _position(spec: Any) -> tuple[int, int, str, int]:
+    """A mutant's place in the module: its order does not depend on cosmic-ray's random job ids."""
+    return (spec.start_pos[0], spec.start_pos[1], spec.operator_name, spec.occurrence)
+
+
+def _scored(module: str, spec: Any, result: Any) -> Mutant:
+    output = result.output or ""
+    if result.worker_outcome.value == "skipped":
+        outcome, seconds = "skipped", None
+    elif output.strip() == "timeout":
+        outcome, seconds = "timeout", None
+    elif match := re.search(rf"{re.escape(EXIT_MARK)} (-?\d+) after ([\d.]+) s", output):
+        outcome, seconds = OUTCOMES.get(int(match[1]), "broken"), float(match[2])
+    else:  # cosmic-ray could not run the test at all (incompetent) or the worker failed
+        outcome, seconds = "broken", None
+    verdicts = "; ".join(line.split("  ")[0] + " " + line.split()[1] for line in output.splitlines()
+                         if re.match(r"^[RS]\d\s", line))
+    return Mutant(
+        job_id=result_job_id(spec, module), module=module, operator=spec.operator_name.removeprefix("core/"),
+        occurrence=spec.occurrence, line=spec.start_pos[0], column=spec.start_pos[1], function=spec.definition_name,
+        outcome=outcome, seconds=seconds, verdicts=verdicts, diff=_diff_lines(result.diff or ""),
+    )
+
+
+def result_job_id(spec: Any, module: str) -> str:
+    return f"{module}:{spec.start_pos[0]}:{spec.start_pos[1]}:{spec.operator_name.removeprefix('core/')}:{spec.occurrence}"
+
+
+def _diff_lines(diff: str) -> str:
+    """The removed and added lines of a unified diff, without the headers."""
+    return "\n".join(
+        line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+
+
+def score(mutants: list[Mutant]) -> dict[str, Any]:
+    """Counts per outcome, and the score over the behaviour-changing mutants."""
+    ran = [m for m in mutants if m.outcome not in ("skipped", "incompetent", "not-run")]
+    counts = {outcome: sum(m.outcome == outcome for m in ran) for outcome in
+              ("killed", "error", "timeout", "broken", "survived")}
+    survivors = [m for m in ran if m.outcome == "survived"]
+    equivalent = sum(classification(m)[0] == "equivalent" for m in survivors)
+    changing = len(ran) - equivalent
+    detected = counts["killed"] + counts["error"] + counts["timeout"] + counts["broken"]
+    return {
+        "mutants": len(ran), "incompetent": sum(m.outcome == "incompetent" for m in mutants),
+        "not_run": sum(m.outcome == "not-run" for m in mutants), **counts, "equivalent": equivalent,
+        "misses": sum(classification(m)[0] == "miss" for m in survivors),
+        "unclassified": sum(classification(m)[0] == "unclassified" for m in survivors),
+        "behaviour_changing": changing,
+        "score": round(detected / changing, 4) if changing else None,
+        "strict_score": round(counts["killed"] / changing, 4) if changing else None,
+        "seconds": round(sum(m.seconds or 0 for m in ran), 1),
+    }
+
+
+def classification(mutant: Mutant) -> tuple[str, str]:
+    return CLASSIFIED.get((mutant.module, mutant.line, mutant.operator), ("unclassified", ""))
+
+
+def rescore(path: Path) -> dict[str, Any]:
+    """The results at ``path`` with the survivors classified and scored again by
+    :data:`CLASSIFIED` as it stands (a run scores with the entries it started with)."""
+    results: dict[str, Any] = json.loads(path.read_text())
+    for module, found in results["modules"].items():
+        mutants = [Mutant(**{k: v for k, v in m.items() if k != "classification"}) for m in found["mutants"]]
+        found["score"] = score(mutants)
+        found["mutants"] = [dict(asdict(m), classification=classification(m)) for m in mutants]
+        print(format_summary(module, found["score"], mutants))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--as-test"]:
+        rest = argv[1:]
+        return as_test(rest[1:] if rest[:1] == ["--"] else rest)
+    if argv[:1] == ["--rescore"] and len(argv) == 2:
+        path = Path(argv[1])
+        path.write_text(json.dumps(rescore(path), indent=1) + "\n")
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mutation", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--module", action="append", help=f"an impl module to mutate (repeatable; default {DEFAULT_MODULES})")
+    parser.add_argument("--limit", type=int, help="run a fixed random sample of N mutants per module")
+    parser.add_argument(
+        "--budget", type=float, metavar="MINUTES",
+        help="per module: start no mutant after this many minutes; cosmic-ray runs them in random order, so "
+        "what ran is a random sample, and the rest is reported not run",
+    )
+    parser.add_argument(
+        "--mutant", action="append", default=[], metavar="LINE:OPERATOR",
+        help="run only this mutant (repeatable), e.g. 294:ReplaceUnaryOperator_Delete_USub; overrides --operators",
+    )
+    parser.add_argument("--sample-seed", type=int, default=0, help="the sample's seed (default: %(default)s)")
+    parser.add_argument("--operators", choices=("reduced", "all"), default="reduced")
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant (default: %(default)s)")
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--seed", default="0")
+    parser.add_argument("--only", help="certify only these properties (default: all)")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument(
+        "--source", type=Path, default=ROOT,
+        help="the checkout whose sources are copied and mutated (default: this one); another one's, to compare "
+        "generators: only its copy is mutated",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the throwaway tree and print where it is")
+    parser.add_argument("--list", action="store_true", help="count the mutants and stop")
+    args = parser.parse_args(argv)
+    modules = args.module or list(DEFAULT_MODULES)
+    certify_args = ["bundled", "--fail-fast", "--in-process", "-q", "--profile", args.profile, "--seed", str(args.seed)]
+    if args.only:
+        certify_args += ["--only", args.only]
+    tree = make_tree(Path(tempfile.mkdtemp(prefix="rollcert-mutation-")), args.source.resolve())
+    started = time.perf_counter()
+    try:
+        results: dict[str, Any] = {"meta": {
+            "tool": "cosmic-ray", "certify": certify_args, "operators": args.operators, "limit": args.limit,
+            "sample_seed": args.sample_seed, "source": str(args.source), "timeout_s": args.timeout, "budget_min": args.budget, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }, "modules": {}}
+        for module in modules:
+            mutants = run_module(
+                module, tree, certify_args=certify_args, timeout=args.timeout, limit=args.limit,
+                sample_seed=args.sample_seed, operators=args.operators, list_only=args.list,
+                budget=None if args.budget is None else args.budget * 60, picked=tuple(args.mutant),
+            )
+            if args.list:
+                continue
+            summary = score(mutants)
+            results["modules"][module] = {
+                "score": summary,
+                "mutants": [dict(asdict(m), classification=classification(m)) for m in mutants if m.outcome != "skipped"],
+            }
+            print(format_summary(module, summary, mutants), flush=True)
+        results["meta"]["elapsed_s"] = round(time.perf_counter() - started, 1)
+    finally:
+        if args.keep:
+            print(f"the mutated copy is kept at {tree}")
+        else:
+            shutil.rmtree(tree, ignore_errors=True)
+    if not args.list:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+        print(f"{results['meta']['elapsed_s']} s; results written to {args.json}")
+    return 0
+
+
+def format_summary(module: str, summary: dict[str, Any], mutants: list[Mutant]) -> str:
+    lines = [
+        f"{module}: {summary['mutants']} mutants run: {summary['killed']} killed, {summary['error']} error, "
+        f"{summary['timeout']} timeout, {summary['broken']} broken, {summary['survived']} survived, "
+        f"{summary['not_run']} not run (budget), {summary['incompetent']} not Python "
+        f"({summary['equivalent']} equivalent, {summary['misses']} misses, {summary['unclassified']} unclassified); "
+        f"score {summary['score']}, strict {summary['strict_score']}; {summary['seconds']} s of certify"
+    ]
+    for m in mutants:
+        if m.outcome == "survived":
+            kind, why = classification(m)
+            lines.append(f"  survived {m.module}:{m.line}:{m.column} {m.operator} in {m.function}: {kind} {why}")
+            lines.extend(f"      {line}" for line in m.diff.splitlines())
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
