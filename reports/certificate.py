@@ -244,6 +244,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "capacity": counterexample.capacity,
         "policy": counterexample.policy,
         **({"durability": counterexample.durability} if counterexample.durable else {}),
+        **({"start_revision": counterexample.start_revision} if counterexample.start_revision else {}),
         "machine": counterexample.property_id,
         "steps": steps,
         **last,
@@ -471,7 +472,8 @@ def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Co
         if counterexample is None:
             continue
         key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
-               counterexample.durability, tuple(step.operation for step in counterexample.steps))
+               counterexample.durability, counterexample.start_revision,
+               tuple(step.operation for step in counterexample.steps))
         if key in shown:
             listed.append((property_id, None, shown[key]))
         else:

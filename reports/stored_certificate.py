@@ -268,6 +268,7 @@ def _counterexample(property_id: str, record: dict[str, Any], target_name: str) 
         history,
         broken=tuple(name for name in (clean(item) for item in stored.get("broken") or ()) if name in _property_ids()),
         harm=clean(stored.get("harm", "")),
+        start_revision=config.start_revision,
     )
 
 

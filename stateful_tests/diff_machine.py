@@ -258,7 +258,7 @@ class DiffMachine(FamilyMachine):
         self.wide = strategies.example_is_wide(word)
         if self.wide and strategies.is_wide(strategies.Word(word)):
             initial = strategies.wide_diff_initial(word[::-1], self.world)
-        self.begin(BufferConfig(initial))
+        self.begin(BufferConfig(initial), word)
         _long_start(self, word)
 
 
@@ -278,7 +278,7 @@ def start_over_target_alphabet(machine: DiffMachine, data: st.DataObject) -> Non
     machine.wide = strategies.example_is_wide(word)
     if machine.wide and strategies.is_wide(strategies.Word(word)):
         initial = strategies.wide_diff_initial(word[::-1], machine.world)
-    machine.begin(BufferConfig(initial))
+    machine.begin(BufferConfig(initial), word)
     _long_start(machine, word)
 
 
@@ -806,6 +806,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
                         yield replace(operation, reads=operation.reads[:i] + (shorter,) + operation.reads[i + 1 :])
 
     def candidates(self, config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
+        yield from shrink.start_revision_moves(config, operations)
         if len(operations) > LONG_TRACE:
             # A long history (strategies.history_length) before the story: its edits
             # folded into the start at once. Deleted one by one, each a replay of the

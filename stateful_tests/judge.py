@@ -322,6 +322,12 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             )
 
     @property
+    def revision_base(self) -> int | None:
+        """The revision the target reported when it was built (``None``: it reports
+        none); what it reports later is judged relative to it."""
+        return self._revision_base if self._tracks_revision else None
+
+    @property
     def model(self) -> StateT:
         """The model state the machines draw from: the first reading still standing."""
         return self.readings[0]

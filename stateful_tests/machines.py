@@ -221,7 +221,11 @@ class RollbackMachine(FamilyMachine):
             config = replace(config, durability=start.durability)
         if start.capacity is not None and start.policy is not None:
             config = BufferConfig(start.initial, start.capacity, start.policy)
-        self.begin(config)
+        self.begin(config, word)
+        # A start past 64 KiB crosses the seam first (strategies.seam_edit_of).
+        seam = strategies.seam_edit_of(start.initial, word[::-1], self.world)
+        if seam is not None:
+            self.run(Splice(*seam))
         # Now and then a long history first, whatever rules this property's machine has.
         for further in strategies.history_words(word, strategies.start_history_length(word)):
             self.run(Splice(*strategies.edit_from(self.live.model, further, self.world, self.wide)))
@@ -958,6 +962,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
     def candidates(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
         if config.durability == "batched":
             yield replace(config, durability="per_operation"), operations  # the stronger promise, if it fails too
+        yield from shrink.start_revision_moves(config, operations)
         if len(operations) > LONG_TRACE:
             # A long bounded history: a much smaller journal first, so the edits it
             # no longer needs go one by one in the cheap deletions that follow.

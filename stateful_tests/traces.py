@@ -50,6 +50,7 @@ def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -
         "policy": config.policy,
         **({"durable": True} if config.durable else {}),
         **({"durability": config.durability} if config.durable and config.durability != "per_operation" else {}),
+        **({"start_revision": config.start_revision} if config.start_revision else {}),
         "operations": [operation_to_json(op) for op in operations],
     }
 
@@ -130,6 +131,9 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         raise ValueError(f"trace field 'durability' must be one of {', '.join(DURABILITY_MODES)}, got {durability!r}")
     if durability != "per_operation" and not durable:
         raise ValueError("trace field 'durability' names a mode of a durable journal, but 'durable' is not true")
+    start_revision = record.get("start_revision", 0)
+    if type(start_revision) is not int or not 0 <= start_revision <= MAX_INTEGER:
+        raise TypeError("trace field 'start_revision' must be a whole number, at least 0")
     operations = record.get("operations")
     if not isinstance(operations, list):
         raise TypeError("trace field 'operations' must be a list")
@@ -152,4 +156,4 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
             f"{len(parsed)} operations on a buffer of up to {len(initial_bytes) + inserted} bytes would step "
             f"through more than {MAX_REPLAY_BYTES >> 20} MiB of buffers: no counterexample is that large"
         )
-    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability), parsed
+    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability, start_revision), parsed
