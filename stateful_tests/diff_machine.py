@@ -580,7 +580,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
     # -- the model ------------------------------------------------------------------------
 
     def initial_state(self, config: BufferConfig) -> DiffModelState:
-        return initial_diff_state(config.initial)
+        return initial_diff_state(config.initial, config.start_revision)
 
     def predict(self, state: DiffModelState, operation: DiffOperation) -> Prediction[DiffModelState, DiffOutcome]:
         """The rule's outcome, and for an apply the rule accepts, the sound but

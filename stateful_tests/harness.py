@@ -59,7 +59,8 @@ class FamilyMachine(RuleBasedStateMachine):
         self.session = Session(self.family, self.target, config, self.tracker.tallies)
         self.tracker.examples += 1
         self.tracker.world.initial(config.initial)
-        self.tracker.world.observed(len(config.initial), 0, self.session.revision_base)
+        base = self.session.revision_base
+        self.tracker.world.observed(len(config.initial), 0, None if base is None else base + config.start_revision)
 
     def run(self, operation: Any) -> None:
         """Judge one step and count the situations it reached."""

@@ -308,7 +308,9 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             self.sut: SystemUnderTest = built(target, config)
             self._revision_base = 0
             if self._tracks_revision:
-                self._revision_base = observed_int("revision", self.sut.revision())
+                # Judged from where the model starts (config.start_revision): a
+                # target that ignored the start is judged as fairly as one that took it.
+                self._revision_base = observed_int("revision", self.sut.revision()) - config.start_revision
             initial = self.observe_sut(None)
         if initial.buffer != config.initial:
             raise HarnessError(

@@ -91,9 +91,13 @@ def start_revision_moves(config: BufferConfig, operations: list[Any]) -> Candida
     start = config.start_revision
     if start:
         yield replace(config, start_revision=0), operations
-        wrap = next((w for w in REVISION_WRAPS if start < w - 1), None)
-        if wrap is not None:
-            yield replace(config, start_revision=wrap - 1), operations
+        # Lower wraps first (a smaller number is the plainer story); the one just
+        # above only from a start that is not already right below a wrap.
+        for wrap in REVISION_WRAPS:
+            if wrap - 1 < start or (wrap - 1 > start and start + 1 not in REVISION_WRAPS):
+                yield replace(config, start_revision=wrap - 1), operations
+            if wrap - 1 >= start:
+                break
 
 
 def single_deletions(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:

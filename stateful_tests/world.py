@@ -69,7 +69,7 @@ MULTIBYTE_CHARACTERS = tuple(c.encode() for c in ("é", "ß", "€", "中", "�
 #: acute (NFC composes it), Hangul jamo (NFC composes a syllable), the Angstrom
 #: sign (NFC maps it to U+00C5 alone) and the fi ligature (only NFKC changes it).
 #: With the precomposed é of MULTIBYTE_CHARACTERS (NFD splits it), every normal
-#: form has something to change.
+#: form has something to change. Drawn for text targets (``World.pieces``).
 NORMALISATION_PIECES = tuple(c.encode() for c in ("e\u0301", "\u1100\u1161", "\u212b", "\ufb01"))
 #: Buffer sizes that no target declares but code often has (a 64 KiB chunk, a 1 MiB
 #: page): a run says how far past them it went.
@@ -155,7 +155,9 @@ class World:
         """What text with line structure is made of here: letters, line pieces, characters."""
         allowed = [bytes([b]) for b in self.letters if b in self.wide]
         allowed += [p for p in LINE_PIECES if all(b in self.wide for b in p)]
-        normalising = [p for p in NORMALISATION_PIECES if all(b in self.wide for b in p)]
+        # Text whose normal forms differ, for a text target (issue 42: what a text
+        # façade may normalise); a byte target's draws stay as they were measured.
+        normalising = [p for p in NORMALISATION_PIECES if self.text and all(b in self.wide for b in p)]
         return tuple(allowed + list(self.characters()) + normalising) or (self.wide[:1],)
 
     def repertoire(self) -> str:
