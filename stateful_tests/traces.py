@@ -41,11 +41,38 @@ MAX_REPLAY_BYTES = 1 << 28
 AnyFamily = PropertyFamily[Any, Any, Any]
 
 
+#: A starting buffer at least this long that is one short unit repeated is written
+#: as the unit and a count (``initial_times``): a counterexample past 64 KiB stays
+#: a line a reader can copy (issue 42), not 90 KB of base64.
+TILED_INITIAL = 4096
+#: The longest unit ``initial_times`` repeats.
+TILE_UNIT = 64
+
+
+def _tiled(initial: bytes) -> tuple[bytes, int] | None:
+    """``(unit, times)`` if ``initial`` is a unit of at most TILE_UNIT bytes repeated."""
+    if len(initial) < TILED_INITIAL:
+        return None
+    for size in range(1, TILE_UNIT + 1):
+        times, rest = divmod(len(initial), size)
+        if not rest and initial[:size] * times == initial:
+            return initial[:size], times
+    return None
+
+
+def _initial_fields(initial: bytes) -> dict[str, Any]:
+    tiled = _tiled(initial)
+    if tiled is None:
+        return {"initial": base64.b64encode(initial).decode("ascii")}
+    unit, times = tiled
+    return {"initial": base64.b64encode(unit).decode("ascii"), "initial_times": times}
+
+
 def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -> dict[str, Any]:
     return {
         "schema": TRACE_SCHEMA,
         "family": family.name,
-        "initial": base64.b64encode(config.initial).decode("ascii"),
+        **_initial_fields(config.initial),
         "capacity": config.capacity,
         "policy": config.policy,
         **({"durable": True} if config.durable else {}),
@@ -115,8 +142,12 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         initial_bytes = base64.b64decode(initial, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("trace field 'initial' is not valid base64") from None
-    if len(initial_bytes) > MAX_INITIAL_BYTES:
+    times = record.get("initial_times", 1)
+    if type(times) is not int or not 1 <= times <= MAX_INITIAL_BYTES:
+        raise ValueError(f"trace field 'initial_times' must be a whole number from 1 to {MAX_INITIAL_BYTES}")
+    if len(initial_bytes) * times > MAX_INITIAL_BYTES:
         raise ValueError(f"trace field 'initial' holds more than {MAX_INITIAL_BYTES} bytes")
+    initial_bytes *= times
     capacity = record.get("capacity")
     if capacity is not None and (type(capacity) is not int or not 1 <= capacity <= MAX_INTEGER):
         raise ValueError(f"trace field 'capacity' must be a positive integer or null, got {capacity!r}")
