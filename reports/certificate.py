@@ -423,14 +423,24 @@ def retry_phrase(figures: dict[str, float]) -> str:
     the retry, both allowed; ``stateful_tests.machines.RETRY_FIGURES``), or "" if
     the run met none. Certificates are untrusted: a count that is not a small
     whole number is not shown."""
-    counts = [figures.get(name, 0) for name in ("clean_refusals", "retries_accepted", "poisoned_after_refusal")]
-    if not all(isinstance(count, (int, float)) and 0 <= count < 2**53 for count in counts) or not counts[0]:
+    names = ("clean_refusals", "retries_accepted", "poisoned_after_refusal")
+    counts = [figures.get(name, 0) for name in (*names, "fault_kept_through_refusal", "fault_spent_on_refusal")]
+    if not all(isinstance(count, (int, float)) and 0 <= count < 2**53 for count in counts):
         return ""
-    refusals, taken, refused = counts
-    return (
-        f"after {refusals:.0f} clean refusals the journal took {taken:.0f} retries "
-        f"and refused {refused:.0f} operations (stayed poisoned); both are allowed"
-    )
+    refusals, taken, refused, kept, spent = counts
+    parts = []
+    if refusals:
+        parts.append(
+            f"after {refusals:.0f} clean refusals the journal took {taken:.0f} retries "
+            f"and refused {refused:.0f} operations (stayed poisoned); both are allowed"
+        )
+    if kept or spent:
+        # model/reference.py, "a fault armed across a refusal": kept or spent, both allowed.
+        parts.append(
+            f"an armed fault across a full or poisoned refusal was kept {kept:.0f} times "
+            f"and spent {spent:.0f} times; both are allowed"
+        )
+    return "; ".join(parts)
 
 
 def _detail(result: PropertyResult) -> str:

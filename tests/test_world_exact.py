@@ -218,3 +218,11 @@ def test_a_target_that_drops_a_refused_splice_is_still_violated() -> None:
 
     with pytest.raises(Violation):
         replay(ROLLBACK, _target(_Ignores), BufferConfig(b"", capacity=1, policy="reject"), FULL_THEN_FAULT)
+
+
+def test_the_certificate_says_where_the_fault_went() -> None:
+    from rollcert.reports.certificate import retry_phrase
+
+    shown = retry_phrase({"fault_kept_through_refusal": 2.0, "fault_spent_on_refusal": 1.0})
+    assert "kept 2 times and spent 1 times; both are allowed" in shown
+    assert retry_phrase({}) == ""
