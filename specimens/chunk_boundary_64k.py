@@ -10,9 +10,17 @@ from rollcert.specimens._base import NaiveJournaledBuffer
 CHUNK = 1 << 16
 
 
+#: Why the R6 machine also kills it (SPEC §6a: a finding is reported under the clause it breaks).
+_BOUNDED = (
+    "its machine splices on a full bounded journal, and R6's clause (model/properties.py) covers a splice there"
+    " that leaves other bytes than the eviction and the edit the model says"
+)
+
+
 @register(
     "chunk_boundary_64k",
     breaks={"R0"},  # the splice leaves a byte it was asked to remove: no rule's own clause but R0's
+    also_caught_by={"R6": _BOUNDED},
 )
 class ChunkBoundary64kBuffer(NaiveJournaledBuffer):
     """Its bytes live in 64 KiB chunks (a page per chunk, as a memory-mapped

@@ -8,10 +8,17 @@ import unicodedata
 from rollcert.specimens import register
 from rollcert.specimens._base import NaiveJournaledBuffer
 
+#: Why the R6 machine also kills it (SPEC §6a: a finding is reported under the clause it breaks).
+_BOUNDED = (
+    "its machine splices on a full bounded journal, and R6's clause (model/properties.py) covers a splice there"
+    " that leaves other bytes than the eviction and the edit the model says"
+)
+
 
 @register(
     "nfc_normalised_inserts",
     breaks={"R0"},  # the splice stores other bytes than it was sent: no rule's own clause but R0's
+    also_caught_by={"R6": _BOUNDED},
     declares={"text": True},
 )
 class NfcNormalisedInsertsBuffer(NaiveJournaledBuffer):

@@ -349,6 +349,13 @@ ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
             ("character_column", "é".encode() + b"a", Splice(3, 1, b"")),
         )
     },
+    # Issue 42's, the story's splice on a full journal that evicts.
+    ("nfc_normalised_inserts", "R6"): Scenario(
+        (Splice(0, 0, b"b"), Splice(0, 0, "e\u0301".encode())), capacity=1, policy="evict_oldest"
+    ),
+    ("chunk_boundary_64k", "R6"): Scenario(
+        (Splice(0, 0, b"b"), Splice(65_500, 100, b"")), b"a" * 65_600, capacity=1, policy="evict_oldest"
+    ),
     ("depth_checkpoints", "R6"): Scenario(
         (Splice(0, 0, b"a"), TakeCheckpoint(), Splice(0, 0, b"a"), RollbackTo(0)),
         capacity=1,
