@@ -603,6 +603,12 @@ def reach_phrase(world: dict[str, Any]) -> str:
         parts.append(f"revisions up to {revision} ({past}), largest step {reach.get('largest_revision_gap', 0)}")
     else:
         parts.append("revisions not reported")
+    declared = dict(world.get("declared") or {})
+    if "chunk_bytes" in declared:
+        past_chunk = int(dict(world.get("dimensions") or {}).get(BUFFER_PAST_CHUNK.name, 0))
+        parts.append(f"{past_chunk} buffers past the declared chunk of {declared['chunk_bytes']} bytes")
+    if "max_buffer_bytes" in declared:
+        parts.append(f"largest buffer {world.get('largest_buffer', 0)} of the declared {declared['max_buffer_bytes']}")
     buffers_past = dict(reach.get("buffers_past") or {})
     across = dict(reach.get("edits_across") or {})
     for size in UNDECLARED_SIZES:
@@ -612,7 +618,7 @@ def reach_phrase(world: dict[str, Any]) -> str:
             break
         parts.append(f"{count} buffers past {_size_name(size)}, {int(across.get(str(size), 0))} edits across it")
     forms = dict(reach.get("normal_forms") or {})
-    if world.get("declared", {}).get("text") or any(forms.values()):
+    if declared.get("text") or any(forms.values()):
         count = [int(forms.get(name, 0)) for name in NORMAL_FORM_FACTS]
         parts.append(
             f"text inserts: {count[0]} with a combining mark, {count[1]} changed by NFC, "

@@ -226,3 +226,11 @@ def test_the_certificate_says_where_the_fault_went() -> None:
     shown = retry_phrase({"fault_kept_through_refusal": 2.0, "fault_spent_on_refusal": 1.0})
     assert "kept 2 times and spent 1 times; both are allowed" in shown
     assert retry_phrase({}) == ""
+
+
+def test_declared_sizes_are_stated_against_what_was_reached() -> None:
+    tally = WorldTally(chunk=32_768)
+    tally.observed(40_000, 0)
+    phrase = world_phrase(_report(World(chunk=32_768, max_buffer=50_000), tally))
+    assert "1 buffers past the declared chunk of 32768 bytes" in phrase
+    assert "largest buffer 40000 of the declared 50000" in phrase
