@@ -234,3 +234,14 @@ def test_declared_sizes_are_stated_against_what_was_reached() -> None:
     phrase = world_phrase(_report(World(chunk=32_768, max_buffer=50_000), tally))
     assert "1 buffers past the declared chunk of 32768 bytes" in phrase
     assert "largest buffer 40000 of the declared 50000" in phrase
+
+
+def test_a_stored_certificate_keeps_the_reach_and_drops_what_is_not_a_count() -> None:
+    from rollcert.reports.stored_certificate import _world
+
+    record = _report(World(text=True), _tally("e\u0301"))
+    stored = _world(json.loads(json.dumps(record)))
+    assert stored["reach"] == record["reach"]
+    assert world_phrase(stored) == world_phrase(record)
+    hostile = _world({"reach": {"largest_revision": "1e9", "categories": {"Mn": -1, "\x1b[2J": 3}, "x": [1]}})
+    assert hostile["reach"] == {"categories": {"\\x1b[2J": 3}}
