@@ -407,9 +407,12 @@ def start_from(raw: bytes, world: World, bounded: str, durable: bool) -> Start:
     if world.chunk is not None and starts_past_the_chunk(raw):
         initial = _filler(_rng(Word(raw)), world, world.chunk + 1 + word.pick(world.chunk // 8))[: world.max_buffer]
         initial = as_text(initial) if world.text else initial
-    elif starts_past_64_kib(raw) and (world.max_buffer is None or world.max_buffer > UNDECLARED_SIZES[0]):
+    elif not durable and starts_past_64_kib(raw) and (world.max_buffer is None or world.max_buffer > UNDECLARED_SIZES[0]):
         # Past the size nobody declares (issue 42): a 64 KiB chunk or page the
         # target has and never said. A tiled unit, so it costs a multiplication.
+        # Not in R5's machine: its stories are records and crashes, and there a
+        # start past 64 KiB took the examples keep_record_after_failed_sync needs
+        # (found 9 of 10 seeds with them, 10 of 10 before).
         initial = _filler(_rng(Word(raw)), world, UNDECLARED_SIZES[0] + 1 + word.pick(UNDECLARED_SIZES[0] // 8))
         initial = as_text(initial) if world.text else initial
     durability = DURABILITY_MODES[word.pick(len(DURABILITY_MODES))] if durable else None
