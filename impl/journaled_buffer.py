@@ -68,7 +68,10 @@ class JournaledBuffer:
         capacity: int | None = None,
         policy: Policy = "reject",
         journal: Journal | None = None,
+        start_revision: int = 0,
     ) -> None:
+        if type(start_revision) is not int or start_revision < 0:
+            raise ValueError(f"start_revision must be an int >= 0, got {start_revision!r}")
         if not isinstance(initial, (bytes, bytearray, memoryview)):
             raise TypeError(f"initial must be bytes, got {type(initial).__name__}")
         if capacity is not None:
@@ -94,7 +97,9 @@ class JournaledBuffer:
         self._horizon_serial = 0
         #: Records evicted or adopted away since creation: position = this + depth.
         self._base_position = 0
-        self._revision = 0
+        #: A buffer may start at any revision (a certifier reaching high revisions
+        #: cheaply; a buffer resumed from elsewhere): revisions only grow from it.
+        self._revision = start_revision
         #: The storage version this buffer's own last write left behind.
         self._expected_version = self._storage.version
         #: Position of the newest out-of-log write seen, or -1 (R4).

@@ -283,7 +283,8 @@ class DiffModelState:
     snapshots taken in the run, in order. ``applied[k]`` is, for the k-th
     apply_diff of the run, the serial of the state it made (``None`` if it was
     rejected). ``revision`` grows by one per splice, tool write, rollback step
-    and applied diff and is never reused (S3).
+    and applied diff and is never reused (S3); it starts at ``start_revision``
+    (0, or a high number a run asks for to reach a narrow counter's wrap cheaply).
     """
 
     states: tuple[Cells, ...]
@@ -292,6 +293,7 @@ class DiffModelState:
     next_identity: int
     revision: int = 0
     snapshots: tuple[Snapshot, ...] = ()
+    start_revision: int = 0
     applied: tuple[tuple[int, int] | None, ...] = ()
 
     @property
@@ -307,11 +309,18 @@ class DiffModelState:
         return len(self.states) - 1
 
 
-def initial_diff_state(initial: bytes) -> DiffModelState:
+def initial_diff_state(initial: bytes, start_revision: int = 0) -> DiffModelState:
     if not isinstance(initial, (bytes, bytearray)):
         raise TypeError(f"initial buffer must be bytes, got {type(initial).__name__}")
+    if type(start_revision) is not int or start_revision < 0:
+        raise ValueError(f"start_revision must be an int >= 0, got {start_revision!r}")
     return DiffModelState(
-        states=(fresh_cells(bytes(initial), 0),), serials=(0,), next_serial=1, next_identity=len(initial)
+        states=(fresh_cells(bytes(initial), 0),),
+        serials=(0,),
+        next_serial=1,
+        next_identity=len(initial),
+        revision=start_revision,
+        start_revision=start_revision,
     )
 
 

@@ -947,8 +947,8 @@ def _revision_after_branch(before: DiffModelState, operation: DiffOperation, out
     return (
         isinstance(operation, (Splice, ToolWrite))
         and outcome.error is None
-        and before.revision > 0
-        and before.depth < before.revision
+        and before.revision > before.start_revision
+        and before.depth < before.revision - before.start_revision
     )
 
 

@@ -45,6 +45,21 @@ append "forces the agent to retry"). The model keeps the poisoned state as its
 outcome and the usable one beside it (``Outcome.retry``); the judge carries
 both until the target shows which it is. After a failed sync, a failed
 cut-back or a failed flush only poisoning is allowed.
+
+**A fault armed across a refusal for another reason: kept, or spent.** An
+armed journal fault makes "the next append of an inverse record" fail. A
+splice that a full journal with the reject policy refuses, or that a poisoned
+journal refuses, may never reach the append (the check comes first, as in the
+model's main outcome: the fault stays armed for the next splice), or may try
+it and meet the fault (the capacity or poison check comes after the append
+attempt, or the target's fault hook sits at its API, before both). Both refuse
+the splice with ``JournalError`` and change nothing a reader sees; they differ
+only in whether the *next* splice fails. Neither the rules nor the seeds order
+the checks, so both are allowed (``Outcome.fault_spent``): the judge carries
+both until the target shows which, and the certificate counts which it saw
+(``ModelState.fault_kept``, the figures ``fault_kept_through_refusal`` and
+``fault_spent_on_refusal``). On a durable journal a fault met by such an
+append is a clean refusal like any other: poisoned, or usable.
 """
 
 
@@ -150,6 +165,12 @@ class ModelState:
     disk_fault: str | None = None
     in_doubt: ModelState | None = None
     clean_refusal: bool = False
+    #: An armed fault stayed armed through a splice refused for another reason
+    #: (a full reject journal, a poisoned one), which a target may as well have
+    #: spent (``Outcome.fault_spent``); cleared when the fault is spent. Like
+    #: ``clean_refusal`` it changes nothing the model predicts, and lets the
+    #: certificate say which of the two a target showed.
+    fault_kept: bool = False
 
     @property
     def current(self) -> bytes:
@@ -166,10 +187,13 @@ def initial_state(
     policy: Policy = "reject",
     durability: DurabilityMode = "per_operation",
     durable: bool = False,
+    start_revision: int = 0,
 ) -> ModelState:
-    """The model of a fresh buffer: one state, depth 0, revision 0. A new
-    journal is created synced, so nothing precedes it in ``since_flush``.
-    ``durable``: the journal is on a disk, where a failed write poisons it."""
+    """The model of a fresh buffer: one state, depth 0, revision 0 (or
+    ``start_revision``: a buffer may start as if that many mutations had
+    happened; revisions only grow from there). A new journal is created
+    synced, so nothing precedes it in ``since_flush``. ``durable``: the journal
+    is on a disk, where a failed write poisons it."""
     if not isinstance(initial, (bytes, bytearray)):
         raise TypeError(f"initial buffer must be bytes, got {type(initial).__name__}")
     if capacity is not None and (check_integer("capacity", capacity) < 1):
@@ -178,7 +202,10 @@ def initial_state(
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if durability not in DURABILITY_MODES:
         raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
+    if check_integer("start_revision", start_revision) < 0:
+        raise ValueError(f"start_revision must be >= 0, got {start_revision}")
     return ModelState(
+        revision=start_revision,
         states=(bytes(initial),),
         serials=(0,),
         next_serial=1,
@@ -211,8 +238,15 @@ class Outcome:
     window: tuple[ModelState, ...] = ()
     in_doubt: ModelState | None = None
     retry: ModelState | None = None
+    #: A splice refused for another reason than its armed fault (a full reject
+    #: journal, a poisoned one): the states in which the refusal spent the fault
+    #: as well (see the module's docstring). Allowed, never required.
+    fault_spent: tuple[ModelState, ...] = ()
 
 
+#: The message of a splice that meets an armed fault kept through an earlier
+#: refusal (``ModelState.fault_kept``): where a target that spent it there differs.
+FAULT_KEPT = "journal append failed (the fault was armed before an earlier refusal, and kept)"
 #: The message of an operation a poisoned journal refuses.
 POISONED = "the journal is poisoned by an earlier I/O failure: it refuses until reopened"
 
@@ -233,22 +267,39 @@ def _refused_cleanly(spent: ModelState, message: str) -> Outcome:
     return Outcome(poisoned, JournalError, message=message, retry=spent)
 
 
+def _fault_met_anyway(state: ModelState, outcome: Outcome) -> Outcome:
+    """``outcome``, a splice refused before its append (a full reject journal, a
+    poisoned one), with an armed fault kept (``fault_kept``) and, beside it, the
+    states in which the refusal met and spent the fault as well: unchanged, or
+    on a durable journal not yet poisoned, poisoned by that clean refusal (see
+    the module's docstring: both orders of the checks are allowed)."""
+    if not state.fault_armed:
+        return outcome
+    spent = replace(state, fault_armed=False, fault_kept=False)
+    also: tuple[ModelState, ...] = (spent,)
+    if state.durable and not state.poisoned:
+        also += (replace(spent, poisoned=True, clean_refusal=True),)
+    return replace(outcome, state=replace(outcome.state, fault_kept=True), fault_spent=also)
+
+
 def _splice(state: ModelState, operation: Splice) -> Outcome:
     offset, delete_length, insert = check_splice_arguments(
         len(state.current), operation.offset, operation.delete_length, operation.insert
     )
     full = state.capacity is not None and state.depth >= state.capacity
     # R6 (bounded log): a full journal with the reject policy refuses the record
-    # before trying to store it.
+    # before trying to store it (or, allowed too, meets an armed fault on the way).
     if full and state.policy == "reject":
-        return Outcome(state, JournalError, message="journal full")
+        return _fault_met_anyway(state, Outcome(state, JournalError, message="journal full"))
     if state.poisoned:
-        return _refused_by_poison(state)  # an armed fault waits: nothing reached the disk
+        # An armed fault waits: nothing reached the disk (or, allowed too, it was met).
+        return _fault_met_anyway(state, _refused_by_poison(state))
     # R1 (log completeness): if the inverse record cannot be committed, the splice
     # fails and nothing changes (not even an eviction). The armed fault is spent;
     # the refusal is clean, so a durable journal is poisoned or takes the retry (R5).
     if state.fault_armed:
-        return _refused_cleanly(replace(state, fault_armed=False), "journal append failed")
+        message = FAULT_KEPT if state.fault_kept else "journal append failed"
+        return _refused_cleanly(replace(state, fault_armed=False, fault_kept=False), message)
     if state.disk_fault is not None:
         # R1/R5: the record's write or sync failed. Refused; if its cut-back
         # failed too, the file may hold it, and a reopen may yield it. Only a

@@ -246,6 +246,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "capacity": counterexample.capacity,
         "policy": counterexample.policy,
         **({"durability": counterexample.durability} if counterexample.durable else {}),
+        **({"start_revision": counterexample.start_revision} if counterexample.start_revision else {}),
         "machine": counterexample.property_id,
         "steps": steps,
         **last,
@@ -434,14 +435,24 @@ def retry_phrase(figures: dict[str, float]) -> str:
     the retry, both allowed; ``stateful_tests.machines.RETRY_FIGURES``), or "" if
     the run met none. Certificates are untrusted: a count that is not a small
     whole number is not shown."""
-    counts = [figures.get(name, 0) for name in ("clean_refusals", "retries_accepted", "poisoned_after_refusal")]
-    if not all(isinstance(count, (int, float)) and 0 <= count < 2**53 for count in counts) or not counts[0]:
+    names = ("clean_refusals", "retries_accepted", "poisoned_after_refusal")
+    counts = [figures.get(name, 0) for name in (*names, "fault_kept_through_refusal", "fault_spent_on_refusal")]
+    if not all(isinstance(count, (int, float)) and 0 <= count < 2**53 for count in counts):
         return ""
-    refusals, taken, refused = counts
-    return (
-        f"after {refusals:.0f} clean refusals the journal took {taken:.0f} retries "
-        f"and refused {refused:.0f} operations (stayed poisoned); both are allowed"
-    )
+    refusals, taken, refused, kept, spent = counts
+    parts = []
+    if refusals:
+        parts.append(
+            f"after {refusals:.0f} clean refusals the journal took {taken:.0f} retries "
+            f"and refused {refused:.0f} operations (stayed poisoned); both are allowed"
+        )
+    if kept or spent:
+        # model/reference.py, "a fault armed across a refusal": kept or spent, both allowed.
+        parts.append(
+            f"an armed fault across a full or poisoned refusal was kept {kept:.0f} times "
+            f"and spent {spent:.0f} times; both are allowed"
+        )
+    return "; ".join(parts)
 
 
 def _detail(result: PropertyResult) -> str:
@@ -485,7 +496,8 @@ def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Co
         if counterexample is None:
             continue
         key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
-               counterexample.durability, tuple(step.operation for step in counterexample.steps))
+               counterexample.durability, counterexample.start_revision,
+               tuple(step.operation for step in counterexample.steps))
         if key in shown:
             listed.append((property_id, None, shown[key]))
         else:

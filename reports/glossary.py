@@ -326,9 +326,11 @@ TERMS: tuple[Term, ...] = (
        ("R2 on a target that is never rolled back past its horizon:", "unknown, naming the branch of the refusal.")
        , ("model branches", "model coverage")),
     _T("world", "certificate",
-       "What a run explored, stated in the certificate: the bytes drawn from, the largest buffer, insert and "
-       "delete reached. A target may declare a narrower world (an alphabet, size limits); it then passes "
-       "*within* it.",
+       "What a run explored, stated in the certificate: the bytes drawn from (for text, the code points the "
+       "draws can hold and their Unicode categories, never \"any code point\"), the largest buffer, insert and "
+       "delete reached, the largest revision and revision step, how far buffers went past 64 KiB and 1 MiB, "
+       "and how many text inserts held a combining mark or changed under NFC, NFD or NFKC. A target may "
+       "declare a narrower world (an alphabet, size limits); it then passes *within* it.",
        ("a text editor that takes only UTF-8 declares that alphabet:", "its R2 verdict reads `passed within` that world.")
        , ("passed within",)),
     _T("passed", "certificate",

@@ -268,6 +268,7 @@ def _counterexample(property_id: str, record: dict[str, Any], target_name: str) 
         history,
         broken=tuple(name for name in (clean(item) for item in stored.get("broken") or ()) if name in _property_ids()),
         harm=clean(stored.get("harm", "")),
+        start_revision=config.start_revision,
     )
 
 
@@ -320,11 +321,26 @@ def _world(stored: object) -> dict[str, Any]:
         elif key == "bytes_sent":
             if byte_set_of(value) is not None:  # anything but 64 hex digits is dropped, never shown
                 world[key] = value
+        elif key == "reach" and isinstance(value, dict):
+            world[key] = _reach(value)
         elif isinstance(value, bool) or not isinstance(value, (int, str)):
             continue  # a key a later release adds: never read
         else:
             world[clean(key)] = value if isinstance(value, int) else clean(value)
     return world
+
+
+def _reach(stored: dict[str, Any]) -> dict[str, Any]:
+    """A world's reach (issue 42) as the schema checked it: whole numbers, and
+    names cleaned for the terminal and the page; anything else is dropped."""
+    reach: dict[str, Any] = {}
+    for key, value in stored.items():
+        if key in ("largest_revision", "largest_revision_gap"):
+            if value is None or (type(value) is int and value >= 0):
+                reach[key] = value
+        elif key in ("buffers_past", "edits_across", "categories", "normal_forms") and isinstance(value, dict):
+            reach[key] = {clean(name): count for name, count in value.items() if type(count) is int and count >= 0}
+    return reach
 
 
 def certificate_from_json(record: object, where: str = "the certificate", size: int = 0) -> StoredCertificate:

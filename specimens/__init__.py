@@ -58,6 +58,7 @@ def register(
     also_caught_by: dict[str, str] | None = None,
     capabilities: frozenset[Capability] = SPECIMEN_CAPABILITIES,
     adapter: Callable[[type[Any], BufferConfig], SystemUnderTest] | None = None,
+    declares: dict[str, Any] | None = None,
 ) -> Callable[[type[Any]], type[Any]]:
     """Register a buffer class as the specimen ``name``.
 
@@ -66,7 +67,9 @@ def register(
     buffer API plus the hooks ``fail_next_append()`` and
     ``write_out_of_log(offset, delete_length, insert)``. A specimen of another
     family (a durable journal, a diff applier) passes ``adapter``: a function
-    from (class, config) to the live system under test.
+    from (class, config) to the live system under test. ``declares``: further
+    fields of its :class:`Target` (``text=True`` for a text façade,
+    ``starts_at_revision=True``), as a real target would declare them.
     """
 
     def decorate(cls: type[Any]) -> type[Any]:
@@ -88,6 +91,7 @@ def register(
                 factory=factory,
                 description=story.split(". ")[0],
                 breaks=frozenset(breaks),
+                **(declares or {}),
             ),
         )
         return cls

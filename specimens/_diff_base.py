@@ -23,8 +23,14 @@ def register_diff(
     breaks: set[str],
     also_caught_by: dict[str, str] | None = None,
     capabilities: frozenset[Capability] = DIFF_SPECIMEN_CAPABILITIES,
+    declares: dict[str, Any] | None = None,
 ) -> Callable[[type[Any]], type[Any]]:
     """Register a broken ``DiffableBuffer`` as the diff specimen ``name`` (see ``register``)."""
     return register(
-        name, breaks=breaks, also_caught_by=also_caught_by, capabilities=capabilities, adapter=specimen_adapter
+        name,
+        breaks=breaks,
+        also_caught_by=also_caught_by,
+        capabilities=capabilities,
+        adapter=specimen_adapter,
+        declares=declares,
     )

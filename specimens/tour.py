@@ -123,7 +123,7 @@ def resolve(pointer: Pointer) -> str:
 #: The specimen whose story a chapter tells, where it is not simply the first by
 #: name: R2's is the anchor scan the incident's write-up proposed (the
 #: introduction tells it), not a specimen whose name happens to sort before it.
-CHAPTER_SPECIMENS: dict[str, str] = {"R2": "first_match_scan"}
+CHAPTER_SPECIMENS: dict[str, str] = {"R2": "first_match_scan", "S3": "revision_reuse"}
 
 
 def breakers(property_id: str, registry: dict[str, Specimen]) -> list[Specimen]:

@@ -401,6 +401,7 @@ def _counterexample(machine: str, target: Target, violation: Violation, family: 
         config.durability,
         broken=violation.broken,
         harm=violation.harm,
+        start_revision=config.start_revision,
     )
 
 

@@ -260,7 +260,7 @@ class DiffMachine(FamilyMachine):
         self.wide = strategies.example_is_wide(word)
         if self.wide and strategies.is_wide(strategies.Word(word)):
             initial = strategies.wide_diff_initial(word[::-1], self.world)
-        self.begin(BufferConfig(initial))
+        self.begin(BufferConfig(initial), word)
         _long_start(self, word)
 
 
@@ -280,7 +280,7 @@ def start_over_target_alphabet(machine: DiffMachine, data: st.DataObject) -> Non
     machine.wide = strategies.example_is_wide(word)
     if machine.wide and strategies.is_wide(strategies.Word(word)):
         initial = strategies.wide_diff_initial(word[::-1], machine.world)
-    machine.begin(BufferConfig(initial))
+    machine.begin(BufferConfig(initial), word)
     _long_start(machine, word)
 
 
@@ -584,7 +584,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
     # -- the model ------------------------------------------------------------------------
 
     def initial_state(self, config: BufferConfig) -> DiffModelState:
-        return initial_diff_state(config.initial)
+        return initial_diff_state(config.initial, config.start_revision)
 
     def predict(self, state: DiffModelState, operation: DiffOperation) -> Prediction[DiffModelState, DiffOutcome]:
         """The rule's outcome, and for an apply the rule accepts, the sound but
@@ -810,6 +810,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
                         yield replace(operation, reads=operation.reads[:i] + (shorter,) + operation.reads[i + 1 :])
 
     def candidates(self, config: BufferConfig, operations: list[DiffOperation]) -> Candidates:
+        yield from shrink.start_revision_moves(config, operations)
         if len(operations) > LONG_TRACE:
             # A long history (strategies.history_length) before the story: its edits
             # folded into the start at once. Deleted one by one, each a replay of the

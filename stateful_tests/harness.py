@@ -11,6 +11,7 @@ that a run that never reached them reports ``unknown`` instead of ``passed``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from typing import ClassVar
 
@@ -18,6 +19,7 @@ from hypothesis import note
 from hypothesis import reject
 from hypothesis.stateful import RuleBasedStateMachine
 
+from rollcert.stateful_tests import strategies
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import Unjudgeable
@@ -47,15 +49,20 @@ class FamilyMachine(RuleBasedStateMachine):
         assert self.session is not None, "a rule ran before the machine started"
         return self.session
 
-    def begin(self, config: BufferConfig) -> None:
+    def begin(self, config: BufferConfig, word: bytes = b"") -> None:
         """Start one example: a fresh SUT and a fresh model from ``config`` (a
-        bounded one takes the policy of the target's own history bound, if any)."""
+        bounded one takes the policy of the target's own history bound, if any;
+        a target that can start at a high revision is asked to now and then,
+        read from the example's start ``word``: strategies.start_revision_from)."""
         config = self.target.buffer_config(config)
+        if self.target.starts_at_revision and word:
+            config = replace(config, start_revision=strategies.start_revision_from(word))
         note(f"config: {config}")
         self.session = Session(self.family, self.target, config, self.tracker.tallies)
         self.tracker.examples += 1
         self.tracker.world.initial(config.initial)
-        self.tracker.world.observed(len(config.initial), 0)
+        base = self.session.revision_base
+        self.tracker.world.observed(len(config.initial), 0, None if base is None else base + config.start_revision)
 
     def run(self, operation: Any) -> None:
         """Judge one step and count the situations it reached."""
@@ -98,7 +105,8 @@ class FamilyMachine(RuleBasedStateMachine):
             world.edit(*edit)
         actual = self.live.steps[-1].actual
         depth = actual.depth if actual.depth is not None else self.family.depth(self.live.model)
-        world.observed(len(actual.buffer), depth)
+        base = self.live.revision_base
+        world.observed(len(actual.buffer), depth, None if base is None or actual.revision is None else base + actual.revision)
 
     def teardown(self) -> None:
         if self.session is not None:

@@ -309,7 +309,9 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
             self.sut: SystemUnderTest = built(target, config)
             self._revision_base = 0
             if self._tracks_revision:
-                self._revision_base = observed_int("revision", self.sut.revision())
+                # Judged from where the model starts (config.start_revision): a
+                # target that ignored the start is judged as fairly as one that took it.
+                self._revision_base = observed_int("revision", self.sut.revision()) - config.start_revision
             initial = self.observe_sut(None)
         if initial.buffer != config.initial:
             raise HarnessError(
@@ -321,6 +323,12 @@ class Session(Generic[StateT, OperationT, OutcomeT]):
                 f"the SUT started with depth {initial.depth} instead of {fresh_depth}: "
                 "the factory must build a fresh buffer for every example"
             )
+
+    @property
+    def revision_base(self) -> int | None:
+        """The revision the target reported when it was built (``None``: it reports
+        none); what it reports later is judged relative to it."""
+        return self._revision_base if self._tracks_revision else None
 
     @property
     def model(self) -> StateT:

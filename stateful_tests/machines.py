@@ -52,6 +52,7 @@ from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import RollbackToForeign
 from rollcert.model.operations import Splice
 from rollcert.model.operations import TakeCheckpoint
+from rollcert.model.reference import FAULT_KEPT
 from rollcert.model.reference import LOST_SERIAL
 from rollcert.model.reference import POISONED
 from rollcert.model.reference import ModelState
@@ -99,6 +100,13 @@ RETRY_ALLOWED = "the journal stayed usable after a refusal that wrote nothing (a
 #: stayed poisoned). Which of the two a target does is its choice; the
 #: certificate says which it saw.
 RETRY_FIGURES = ("clean_refusals", "retries_accepted", "poisoned_after_refusal")
+#: The note of a reading in which a splice refused for another reason (a full
+#: reject journal, a poisoned one) spent the armed fault too (allowed:
+#: ``rollcert.model.reference``, "a fault armed across a refusal").
+FAULT_SPENT = "the refusal spent the armed fault too (allowed)"
+#: How a target treated an armed fault across such a refusal, counted where it
+#: shows (the next splice): kept it for that splice, or had spent it. Both allowed.
+FAULT_FIGURES = ("fault_kept_through_refusal", "fault_spent_on_refusal")
 
 #: The rules of each property's machine (R0 gets all of them).
 RULES_BY_PROPERTY: dict[str, tuple[str, ...]] = {
@@ -221,7 +229,11 @@ class RollbackMachine(FamilyMachine):
             config = replace(config, durability=start.durability)
         if start.capacity is not None and start.policy is not None:
             config = BufferConfig(start.initial, start.capacity, start.policy)
-        self.begin(config)
+        self.begin(config, word)
+        # A start past 64 KiB crosses the seam first (strategies.seam_edit_of).
+        seam = strategies.seam_edit_of(start.initial, word[::-1], self.world)
+        if seam is not None:
+            self.run(Splice(*seam))
         # Now and then a long history first, whatever rules this property's machine has.
         for further in strategies.history_words(word, strategies.start_history_length(word)):
             self.run(Splice(*strategies.edit_from(self.live.model, further, self.world, self.wide)))
@@ -762,6 +774,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             readings += (Reading(outcome.in_doubt, kind, IN_DOUBT),)
         if outcome.retry is not None:  # a clean refusal: the journal may stay usable (R1, R5)
             readings += (Reading(outcome.retry, kind, RETRY_ALLOWED),)
+        # A refusal for another reason that met the armed fault too (R1, R6; allowed).
+        readings += tuple(Reading(spent, kind, FAULT_SPENT) for spent in outcome.fault_spent)
         return Prediction(outcome, readings)
 
     def content(self, state: ModelState) -> bytes:
@@ -874,6 +888,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         if matched is not None and matched.note == CONTENT_IDENTICAL:
             tallies["identical_write_crossed"] += 1
         self._tally_retries(tallies, prediction.outcome, matched)
+        if matched is not None and prediction.outcome.message == FAULT_KEPT:
+            tallies[FAULT_FIGURES[0] if matched.error is not None else FAULT_FIGURES[1]] += 1
 
     @staticmethod
     def _tally_retries(tallies: Counter[str], outcome: Outcome, matched: Reading[ModelState] | None) -> None:
@@ -894,7 +910,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 tallies["poisoned_after_refusal"] += 1
 
     def figures(self, tallies: Counter[str]) -> dict[str, float]:
-        named = (*BATCHED_FIGURES, "identical_write_crossed", *RETRY_FIGURES)
+        named = (*BATCHED_FIGURES, "identical_write_crossed", *RETRY_FIGURES, *FAULT_FIGURES)
         return {name: float(tallies[name]) for name in named if name in tallies}
 
     # -- certification ---------------------------------------------------------------------
@@ -972,6 +988,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
     def candidates(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
         if config.durability == "batched":
             yield replace(config, durability="per_operation"), operations  # the stronger promise, if it fails too
+        yield from shrink.start_revision_moves(config, operations)
         if len(operations) > LONG_TRACE:
             # A long bounded history: a much smaller journal first, so the edits it
             # no longer needs go one by one in the cheap deletions that follow.
@@ -1069,7 +1086,14 @@ def _builds_bytes(operation: Operation) -> bool:
 def _initial(config: BufferConfig) -> ModelState:
     """The model of a fresh buffer of ``config``; the durability mode counts only on a durable journal."""
     durability = config.durability if config.durable else "per_operation"
-    return initial_state(config.initial, config.capacity, config.policy, durability, durable=config.durable)
+    return initial_state(
+        config.initial,
+        config.capacity,
+        config.policy,
+        durability,
+        durable=config.durable,
+        start_revision=config.start_revision,
+    )
 
 
 def _checkpoint_named(operation: Operation) -> int | None:

@@ -416,7 +416,7 @@ def _counterexample_json(found: Counterexample) -> dict[str, Any]:
         "property": found.property_id, "target": portable_target(found.target), "initial": _b64(found.initial),
         "capacity": found.capacity, "policy": found.policy, "explanation": found.explanation,
         "durable": found.durable, "family": found.family, "durability": found.durability,
-        "broken": list(found.broken), "harm": found.harm,
+        "broken": list(found.broken), "harm": found.harm, "start_revision": found.start_revision,
         "steps": [
             {
                 "index": step.index, "operation": operation_to_json(step.operation), "before": _b64(step.before),
@@ -444,6 +444,7 @@ def _counterexample(record: dict[str, Any]) -> Counterexample:
         record["explanation"], record["durable"], record["family"], record["durability"],
         None if record["history"] is None else _history(record["history"]),
         broken=tuple(str(name) for name in record.get("broken", ())), harm=str(record.get("harm", "")),
+        start_revision=int(record.get("start_revision", 0)),
     )
 
 

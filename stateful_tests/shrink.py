@@ -34,6 +34,7 @@ from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import harm_rank
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
+from rollcert.stateful_tests.world import REVISION_WRAPS
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import HarnessError
 from rollcert.targets.adapter import Target
@@ -80,6 +81,23 @@ def without_numbered(
             op = renumbered(op, reference - 1)
         result.append(op)
     return result
+
+
+def start_revision_moves(config: BufferConfig, operations: list[Any]) -> Candidates:
+    """A trace that starts at a high revision (``BufferConfig.start_revision``) from
+    revision 0 (the bug may not need it), else from just below the wrap it is
+    below: a counter that wraps then does so at the first mutation, and the steps
+    that only counted up to it can go."""
+    start = config.start_revision
+    if start:
+        yield replace(config, start_revision=0), operations
+        # Lower wraps first (a smaller number is the plainer story); the one just
+        # above only from a start that is not already right below a wrap.
+        for wrap in REVISION_WRAPS:
+            if wrap - 1 < start or (wrap - 1 > start and start + 1 not in REVISION_WRAPS):
+                yield replace(config, start_revision=wrap - 1), operations
+            if wrap - 1 >= start:
+                break
 
 
 def single_deletions(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:

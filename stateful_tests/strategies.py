@@ -40,7 +40,9 @@ from rollcert.model.reference import POLICIES
 from rollcert.model.reference import DurabilityMode
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Policy
+from rollcert.stateful_tests.world import REVISION_WRAPS
 from rollcert.stateful_tests.world import SIZE_THRESHOLDS
+from rollcert.stateful_tests.world import UNDECLARED_SIZES
 from rollcert.stateful_tests.world import World
 
 #: Two letters make repeats likely; a third keeps some edits distinguishable.
@@ -228,15 +230,21 @@ def _wide_offset(
     each of those) a few bytes around a chunk boundary (:func:`near_chunk_boundary`)."""
     length = len(buffer)
     boundary = chunk is not None and length > chunk
-    kind = word.pick(3 + len(places) + boundary)
+    # Past an undeclared size (UNDECLARED_SIZES) also just before its seam, so an
+    # edit from there crosses it: a kind only buffers that long have, so the
+    # draws of every shorter buffer are as they were.
+    seams = [size for size in UNDECLARED_SIZES if size < length]
+    kind = word.pick(3 + len(places) + boundary + bool(seams))
     if kind == 0:
         return 0
     if kind == 1:
         return length
+    if seams and kind == 3 + len(places) + boundary:
+        return seams[word.pick(len(seams))] - 1 - word.pick(64)
     anywhere = word.pick(length + 1)
     if kind == 2:
         return anywhere
-    if kind == 3 + len(places):
+    if boundary and kind == 3 + len(places):
         assert chunk is not None
         return near_chunk_boundary(word, length, chunk)
     for place in places[kind - 3]:
@@ -419,6 +427,14 @@ def start_from(raw: bytes, world: World, bounded: str, durable: bool) -> Start:
         initial = _filler(_rng(Word(raw)), world, chunks * world.chunk + 1 + word.pick(world.chunk // 8))
         initial = initial[: world.max_buffer]
         initial = as_text(initial) if world.text else initial
+    elif not durable and starts_past_64_kib(raw) and (world.max_buffer is None or world.max_buffer > UNDECLARED_SIZES[0]):
+        # Past the size nobody declares (issue 42): a 64 KiB chunk or page the
+        # target has and never said. A tiled unit, so it costs a multiplication.
+        # Not in R5's machine: its stories are records and crashes, and there a
+        # start past 64 KiB took the examples keep_record_after_failed_sync needs
+        # (found 9 of 10 seeds with them, 10 of 10 before).
+        initial = _filler(_rng(Word(raw)), world, UNDECLARED_SIZES[0] + 1 + word.pick(UNDECLARED_SIZES[0] // 8))
+        initial = as_text(initial) if world.text else initial
     durability = DURABILITY_MODES[word.pick(len(DURABILITY_MODES))] if durable else None
     if bounded == "always" or (bounded == "sometimes" and word.pick(2)):
         capacity = word.pick(_MAX_CAPACITY) + 1 if word.pick(8) else _LONG_CAPACITY + word.pick(8)
@@ -445,6 +461,38 @@ MANY_CHUNKS_SHARE = 2
 MANY_CHUNKS = 40
 
 
+#: One example in this many starts past 64 KiB, whatever the target declares
+#: (unless it declares a smaller buffer limit): the only way a run reaches the
+#: undeclared size cheaply, and edits across it (UNDECLARED_SIZES).
+PAST_64_KIB_SHARE = 6
+
+
+def starts_past_64_kib(raw: bytes) -> bool:
+    """Whether the example this start word begins starts past 64 KiB (through a
+    hash, as :func:`starts_past_the_chunk`; never for a word of zeros)."""
+    if not any(raw):
+        return False
+    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"64kib").digest(), "big")
+    return choice % PAST_64_KIB_SHARE == 0
+
+
+def seam_edit_of(buffer: bytes, raw: bytes, world: World = DEFAULT_WORLD) -> tuple[int, int, bytes] | None:
+    """An edit across the first undeclared size the buffer is past (64 KiB): from
+    up to 64 bytes before the seam to up to 64 past it, replaced by 0-4 letters;
+    ``None`` for a shorter buffer. What an example that starts past 64 KiB does
+    first, so that every such example crosses the seam once (a removal that
+    spans two chunks is where a chunked store goes wrong), not only the few
+    whose drawn edits happen to."""
+    seams = [size for size in UNDECLARED_SIZES if size + 64 < len(buffer)]
+    if not seams:
+        return None
+    word = Word(raw)
+    offset = seams[0] - 1 - word.pick(64)
+    delete_length = seams[0] - offset + 1 + word.pick(64)
+    insert = word.letters(world.letters, word.pick(5))
+    return _as_asked(buffer, offset, delete_length, insert, world)
+
+
 def starts_past_the_chunk(raw: bytes) -> bool:
     """Whether the example this start word begins starts past a declared chunk
     (through a hash, as :func:`example_is_wide`; never for a word of zeros)."""
@@ -452,6 +500,27 @@ def starts_past_the_chunk(raw: bytes) -> bool:
         return False
     choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"chunk").digest(), "big")
     return choice % CHUNK_START_SHARE == 0
+
+
+#: One example in this many (of a target that declares ``starts_at_revision``)
+#: starts a few steps below a revision where a narrow counter wraps.
+HIGH_REVISION_SHARE = 8
+
+
+def start_revision_from(raw: bytes) -> int:
+    """The revision an example starts at (issue 42): 0 mostly; one time in
+    :data:`HIGH_REVISION_SHARE` 1-8 below 2^8, 2^16, 2^31 or 2^32, so a counter
+    kept in 8, 16 or 32 bits (signed or not) wraps within the example's first
+    few mutations. Read through a hash of the start word, as
+    :func:`starts_past_the_chunk`; never for a word of zeros."""
+    if not any(raw):
+        return 0
+    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"revision").digest(), "big")
+    if choice % HIGH_REVISION_SHARE:
+        return 0
+    choice //= HIGH_REVISION_SHARE
+    wrap = REVISION_WRAPS[choice % len(REVISION_WRAPS)]
+    return wrap - 1 - choice // len(REVISION_WRAPS) % 8
 
 
 # -- edits -------------------------------------------------------------------------

@@ -41,15 +41,43 @@ MAX_REPLAY_BYTES = 1 << 28
 AnyFamily = PropertyFamily[Any, Any, Any]
 
 
+#: A starting buffer at least this long that is one short unit repeated is written
+#: as the unit and a count (``initial_times``): a counterexample past 64 KiB stays
+#: a line a reader can copy (issue 42), not 90 KB of base64.
+TILED_INITIAL = 4096
+#: The longest unit ``initial_times`` repeats.
+TILE_UNIT = 64
+
+
+def _tiled(initial: bytes) -> tuple[bytes, int] | None:
+    """``(unit, times)`` if ``initial`` is a unit of at most TILE_UNIT bytes repeated."""
+    if len(initial) < TILED_INITIAL:
+        return None
+    for size in range(1, TILE_UNIT + 1):
+        times, rest = divmod(len(initial), size)
+        if not rest and initial[:size] * times == initial:
+            return initial[:size], times
+    return None
+
+
+def _initial_fields(initial: bytes) -> dict[str, Any]:
+    tiled = _tiled(initial)
+    if tiled is None:
+        return {"initial": base64.b64encode(initial).decode("ascii")}
+    unit, times = tiled
+    return {"initial": base64.b64encode(unit).decode("ascii"), "initial_times": times}
+
+
 def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -> dict[str, Any]:
     return {
         "schema": TRACE_SCHEMA,
         "family": family.name,
-        "initial": base64.b64encode(config.initial).decode("ascii"),
+        **_initial_fields(config.initial),
         "capacity": config.capacity,
         "policy": config.policy,
         **({"durable": True} if config.durable else {}),
         **({"durability": config.durability} if config.durable and config.durability != "per_operation" else {}),
+        **({"start_revision": config.start_revision} if config.start_revision else {}),
         "operations": [operation_to_json(op) for op in operations],
     }
 
@@ -114,8 +142,12 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         initial_bytes = base64.b64decode(initial, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("trace field 'initial' is not valid base64") from None
-    if len(initial_bytes) > MAX_INITIAL_BYTES:
+    times = record.get("initial_times", 1)
+    if type(times) is not int or not 1 <= times <= MAX_INITIAL_BYTES:
+        raise ValueError(f"trace field 'initial_times' must be a whole number from 1 to {MAX_INITIAL_BYTES}")
+    if len(initial_bytes) * times > MAX_INITIAL_BYTES:
         raise ValueError(f"trace field 'initial' holds more than {MAX_INITIAL_BYTES} bytes")
+    initial_bytes *= times
     capacity = record.get("capacity")
     if capacity is not None and (type(capacity) is not int or not 1 <= capacity <= MAX_INTEGER):
         raise ValueError(f"trace field 'capacity' must be a positive integer or null, got {capacity!r}")
@@ -130,6 +162,9 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         raise ValueError(f"trace field 'durability' must be one of {', '.join(DURABILITY_MODES)}, got {durability!r}")
     if durability != "per_operation" and not durable:
         raise ValueError("trace field 'durability' names a mode of a durable journal, but 'durable' is not true")
+    start_revision = record.get("start_revision", 0)
+    if type(start_revision) is not int or not 0 <= start_revision <= MAX_INTEGER:
+        raise TypeError("trace field 'start_revision' must be a whole number, at least 0")
     operations = record.get("operations")
     if not isinstance(operations, list):
         raise TypeError("trace field 'operations' must be a list")
@@ -152,4 +187,4 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
             f"{len(parsed)} operations on a buffer of up to {len(initial_bytes) + inserted} bytes would step "
             f"through more than {MAX_REPLAY_BYTES >> 20} MiB of buffers: no counterexample is that large"
         )
-    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability), parsed
+    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability, start_revision), parsed

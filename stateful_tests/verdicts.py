@@ -108,6 +108,8 @@ class Counterexample:
     broken: tuple[str, ...] = ()
     #: What the failing step did to its caller (``family.HARMS``).
     harm: str = ""
+    #: The revision the buffer was asked to start at (``BufferConfig.start_revision``).
+    start_revision: int = 0
 
     def rule(self, reported: str | None = None) -> str:
         """The property whose rule a reader is shown as broken: ``reported`` if
@@ -127,6 +129,7 @@ class Counterexample:
             self.policy,  # type: ignore[arg-type]
             self.durable,
             self.durability,  # type: ignore[arg-type]
+            self.start_revision,
         )
 
 

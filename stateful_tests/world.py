@@ -15,6 +15,16 @@ has dimensions of its own, counted beside the situations:
   and buffers past the target's own chunk size where it declares one;
 - histories deeper than 16 and 64 records.
 
+Beside the dimensions, a run states facts of its reach that no category
+vouches for (issue 42: "worlds claimed, not drawn"): for text, the code points
+the draws can produce, their Unicode general categories, and how many inserts
+held a combining mark or changed under NFC, NFD or NFKC (a target that
+normalises what it is sent fails only on those); the largest revision reached
+and the largest step between two observed revisions (a counter kept in 8 or 16
+bits passes every run that stays below 256); and how far buffers went against
+the sizes nobody declares but code often has (a 64 KiB chunk, a 1 MiB page).
+These are stated, never assumed: "nothing past 64 KiB drawn" when so.
+
 Every one is counted on what was actually sent to the target (the bytes an edit
 inserted, the bytes it removed from the buffer the target had shown) and
 observed from it (its buffer's length, its depth where it reports one). Each is
@@ -32,6 +42,7 @@ drawn and what must be reached, so the two cannot drift apart.
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,6 +65,17 @@ SMALL_LETTERS = b"abc"
 SMALL_ALPHABET = 8
 #: Multi-byte UTF-8 characters the wide draws use (two, three and four bytes).
 MULTIBYTE_CHARACTERS = tuple(c.encode() for c in ("é", "ß", "€", "中", "😀"))
+#: Text whose normal forms differ from it (issue 42): a decomposed e + combining
+#: acute (NFC composes it), Hangul jamo (NFC composes a syllable), the Angstrom
+#: sign (NFC maps it to U+00C5 alone) and the fi ligature (only NFKC changes it).
+#: With the precomposed é of MULTIBYTE_CHARACTERS (NFD splits it), every normal
+#: form has something to change. Drawn for text targets (``World.pieces``).
+NORMALISATION_PIECES = tuple(c.encode() for c in ("e\u0301", "\u1100\u1161", "\u212b", "\ufb01"))
+#: Buffer sizes that no target declares but code often has (a 64 KiB chunk, a 1 MiB
+#: page): a run says how far past them it went.
+UNDECLARED_SIZES = (1 << 16, 1 << 20)
+#: Revision counters kept in so many bits wrap past these: a run says which it passed.
+REVISION_WRAPS = (1 << 8, 1 << 16, 1 << 31, 1 << 32)
 #: The pieces text with line structure is made of.
 LINE_PIECES = (b"\n", b"\r\n", b"\r", b"\t", b" ", b"\x00")
 
@@ -133,12 +155,30 @@ class World:
         """What text with line structure is made of here: letters, line pieces, characters."""
         allowed = [bytes([b]) for b in self.letters if b in self.wide]
         allowed += [p for p in LINE_PIECES if all(b in self.wide for b in p)]
-        return tuple(allowed + list(self.characters())) or (self.wide[:1],)
+        # Text whose normal forms differ, for a text target (issue 42: what a text
+        # façade may normalise); a byte target's draws stay as they were measured.
+        normalising = [p for p in NORMALISATION_PIECES if self.text and all(b in self.wide for b in p)]
+        return tuple(allowed + list(self.characters()) + normalising) or (self.wide[:1],)
+
+    def repertoire(self) -> str:
+        """Every code point a text target's draws can hold, sorted: the letters,
+        line pieces and characters the pieces are made of (text draws take no
+        raw bytes; a small edit copies the buffer's own text)."""
+        characters = set(self.letters.decode("utf-8", "ignore"))
+        for piece in self.pieces():
+            characters.update(piece.decode("utf-8", "ignore"))
+        return "".join(sorted(characters))
 
     def bytes_phrase(self) -> str:
-        """The bytes drawn from, for people: "any byte 0x00-0xFF" or the declared alphabet."""
+        """The bytes drawn from, for people: "any byte 0x00-0xFF", the declared
+        alphabet, or for text exactly the code points the draws can hold and
+        their general categories — never "any code point" (issue 42)."""
+        if self.text and set(self.wide) == set(ALL_BYTES):
+            repertoire = self.repertoire()
+            categories = ", ".join(sorted({unicodedata.category(c) for c in repertoire}))
+            return f"valid UTF-8 text of {len(repertoire)} code points (categories {categories}), not any code point"
         if set(self.wide) == set(ALL_BYTES):
-            return "valid UTF-8 text (any code point)" if self.text else "any byte 0x00-0xFF"
+            return "any byte 0x00-0xFF"
         return f"the declared alphabet {bytes(sorted(set(self.wide)))!r}" + (" as UTF-8 text" if self.text else "")
 
     def out_of_world(self, *, chunk_matters: bool = True) -> dict[str, str]:
@@ -263,6 +303,19 @@ class WorldTally:
     #: Bit ``b`` set: byte value ``b`` was sent to the target in some insert.
     bytes_sent: int = 0
     chunk: int | None = None
+    #: Per Unicode general category, how many inserts of valid UTF-8 held a code point of it.
+    categories: Counter[str] = field(default_factory=Counter)
+    #: Inserts of valid UTF-8 that held a combining mark, and that NFC, NFD and NFKC change.
+    normal_forms: Counter[str] = field(default_factory=Counter)
+    #: The largest revision the target reported (``None``: it reports none), and
+    #: the largest step between two revisions observed one after the other.
+    largest_revision: int | None = None
+    largest_revision_gap: int = 0
+    #: Per undeclared size (UNDECLARED_SIZES), how many buffers observed were
+    #: longer, and how many edits removed or inserted bytes across that offset.
+    past_size: Counter[int] = field(default_factory=Counter)
+    across_size: Counter[int] = field(default_factory=Counter)
+    _last_revision: int | None = None
 
     def edit(self, before: bytes, offset: int, delete_length: int, insert: bytes) -> None:
         """Count one edit sent to the target: ``insert`` at ``offset`` of ``before``
@@ -302,9 +355,43 @@ class WorldTally:
         self.largest_delete = max(self.largest_delete, delete_length)
         for byte in set(insert):
             self.bytes_sent |= 1 << byte
+        self._text_facts(insert)
+        for size in UNDECLARED_SIZES:
+            if offset < size < offset + delete_length or (
+                offset <= size < offset + len(insert) and len(before) - delete_length + len(insert) > size
+            ):
+                self.across_size[size] += 1
 
-    def observed(self, buffer_length: int, depth: int) -> None:
-        """Count what was observed after a step: the buffer's length and the depth."""
+    def _text_facts(self, insert: bytes) -> None:
+        """The categories and normal forms of an insert that is valid UTF-8 (what a
+        text target, or a byte target holding text, was sent)."""
+        try:
+            text = insert.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        characters = set(text)
+        for category in {unicodedata.category(c) for c in characters}:
+            self.categories[category] += 1
+        if text.isascii():
+            return  # ASCII is in every normal form, and holds no combining mark
+        forms = self.normal_forms
+        if any(unicodedata.combining(c) or unicodedata.category(c).startswith("M") for c in characters):
+            forms["combining_mark"] += 1
+        for form in ("NFC", "NFD", "NFKC"):
+            if not unicodedata.is_normalized(form, text):
+                forms[f"{form.lower()}_differs"] += 1
+
+    def observed(self, buffer_length: int, depth: int, revision: int | None = None) -> None:
+        """Count what was observed after a step: the buffer's length, the depth and,
+        where the target reports it, its revision (as it reported it)."""
+        if revision is not None:
+            if self._last_revision is not None:
+                self.largest_revision_gap = max(self.largest_revision_gap, abs(revision - self._last_revision))
+            self._last_revision = revision
+            self.largest_revision = revision if self.largest_revision is None else max(self.largest_revision, revision)
+        for size in UNDECLARED_SIZES:
+            if buffer_length > size:
+                self.past_size[size] += 1
         reached = self.reached
         for dimension in BUFFER[: _past(SIZE_THRESHOLDS, buffer_length)]:
             reached[dimension.name] += 1
@@ -316,7 +403,9 @@ class WorldTally:
         self.deepest = max(self.deepest, depth)
 
     def initial(self, buffer: bytes) -> None:
-        """Count the initial buffer the target was built with (its bytes were sent too)."""
+        """Count the initial buffer the target was built with (its bytes were sent
+        too); a new example, so the next revision observed starts a new sequence."""
+        self._last_revision = None
         for byte in set(buffer):
             self.bytes_sent |= 1 << byte
 
@@ -357,7 +446,44 @@ def world_report(world: World, tally: WorldTally, required: Iterable[Dimension],
         "not_exercised": {
             name: out[name] for name in (d.name for d in DIMENSIONS) if name in out and name not in reached_anyway
         },
+        "reach": reach_report(tally),
     }
+
+
+#: The normal-form facts a reach record counts, in its order.
+NORMAL_FORM_FACTS = ("combining_mark", "nfc_differs", "nfd_differs", "nfkc_differs")
+
+
+def reach_report(tally: WorldTally) -> dict[str, Any]:
+    """What a run reached that no category vouches for (issue 42), as plain JSON:
+    the revisions (``None`` where the target reports none), the buffers past and
+    the edits across each undeclared size, and the categories and normal forms of
+    the valid UTF-8 inserts."""
+    return {
+        "largest_revision": tally.largest_revision,
+        "largest_revision_gap": tally.largest_revision_gap,
+        "buffers_past": {str(size): tally.past_size[size] for size in UNDECLARED_SIZES},
+        "edits_across": {str(size): tally.across_size[size] for size in UNDECLARED_SIZES},
+        "categories": dict(sorted(tally.categories.items())),
+        "normal_forms": {name: tally.normal_forms[name] for name in NORMAL_FORM_FACTS},
+    }
+
+
+def merge_reach(reaches: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """One reach record from several (:func:`merge_worlds`): the largest revision and
+    gap, every count summed; the same keys in the same order as :func:`reach_report`."""
+    tally = WorldTally()
+    for reach in reaches:
+        revision = reach.get("largest_revision")
+        if type(revision) is int:
+            tally.largest_revision = revision if tally.largest_revision is None else max(tally.largest_revision, revision)
+        tally.largest_revision_gap = max(tally.largest_revision_gap, int(reach.get("largest_revision_gap") or 0))
+        for size in UNDECLARED_SIZES:
+            tally.past_size[size] += int(dict(reach.get("buffers_past") or {}).get(str(size), 0))
+            tally.across_size[size] += int(dict(reach.get("edits_across") or {}).get(str(size), 0))
+        tally.categories.update({str(k): int(v) for k, v in dict(reach.get("categories") or {}).items()})
+        tally.normal_forms.update({str(k): int(v) for k, v in dict(reach.get("normal_forms") or {}).items()})
+    return reach_report(tally)
 
 
 #: The largest sizes a world record states.
@@ -412,6 +538,7 @@ def merge_worlds(worlds: Iterable[dict[str, Any]]) -> dict[str, Any]:
         **extremes,
         "dimensions": dimensions,
         "not_exercised": {name: why for name, why in not_exercised.items() if name not in dimensions},
+        **({"reach": merge_reach(w["reach"] for w in worlds if "reach" in w)} if any("reach" in w for w in worlds) else {}),
     }
 
 
@@ -430,7 +557,21 @@ def reproducible_world(world: dict[str, Any]) -> dict[str, Any]:
         if key in world
     }
     dimensions = {name: min(int(count), 1) for name, count in dict(world.get("dimensions") or {}).items()}
-    return {**world, **floored, "dimensions": dimensions}
+    made = {**world, **floored, "dimensions": dimensions}
+    reach = world.get("reach")
+    if isinstance(reach, dict):
+        # Counted on the order too: each count kept as reached or not, each largest floored.
+        revision = reach.get("largest_revision")
+        made["reach"] = {
+            **reach,
+            "largest_revision": revision if type(revision) is not int or revision <= 0 else 1 << (revision.bit_length() - 1),
+            "largest_revision_gap": min(int(reach.get("largest_revision_gap") or 0), 1),
+            **{
+                key: {name: min(int(count), 1) for name, count in dict(reach.get(key) or {}).items()}
+                for key in ("buffers_past", "edits_across", "categories", "normal_forms")
+            },
+        }
+    return made
 
 
 def unreached(world: dict[str, Any]) -> list[str]:
@@ -442,6 +583,50 @@ def unreached(world: dict[str, Any]) -> list[str]:
     ]
 
 
+def _size_name(size: int) -> str:
+    return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+
+
+def reach_phrase(world: dict[str, Any]) -> str:
+    """What a world record's reach states, for people: the revisions, how far the
+    sizes went against the undeclared ones, and for text what was drawn of
+    combining marks and normal forms — saying "nothing past ..." and "no ..."
+    where so, so that a pass never reads wider than its draws (issue 42)."""
+    reach = world.get("reach")
+    if not isinstance(reach, dict):
+        return ""
+    parts = []
+    revision = reach.get("largest_revision")
+    if type(revision) is int:
+        wraps = [w for w in REVISION_WRAPS if revision >= w]
+        past = f"past {wraps[-1] - 1}" if wraps else f"none past {REVISION_WRAPS[0] - 1}"
+        parts.append(f"revisions up to {revision} ({past}), largest step {reach.get('largest_revision_gap', 0)}")
+    else:
+        parts.append("revisions not reported")
+    declared = dict(world.get("declared") or {})
+    if "chunk_bytes" in declared:
+        past_chunk = int(dict(world.get("dimensions") or {}).get(BUFFER_PAST_CHUNK.name, 0))
+        parts.append(f"{past_chunk} buffers past the declared chunk of {declared['chunk_bytes']} bytes")
+    if "max_buffer_bytes" in declared:
+        parts.append(f"largest buffer {world.get('largest_buffer', 0)} of the declared {declared['max_buffer_bytes']}")
+    buffers_past = dict(reach.get("buffers_past") or {})
+    across = dict(reach.get("edits_across") or {})
+    for size in UNDECLARED_SIZES:
+        count = int(buffers_past.get(str(size), 0))
+        if not count:
+            parts.append(f"nothing past {_size_name(size)} drawn")
+            break
+        parts.append(f"{count} buffers past {_size_name(size)}, {int(across.get(str(size), 0))} edits across it")
+    forms = dict(reach.get("normal_forms") or {})
+    if declared.get("text") or any(forms.values()):
+        count = [int(forms.get(name, 0)) for name in NORMAL_FORM_FACTS]
+        parts.append(
+            f"text inserts: {count[0]} with a combining mark, {count[1]} changed by NFC, "
+            f"{count[2]} by NFD, {count[3]} by NFKC"
+        )
+    return "; ".join(parts)
+
+
 def world_phrase(world: dict[str, Any]) -> str:
     """One line stating a reached world (from :func:`world_report`'s record)."""
     text = (
@@ -449,7 +634,8 @@ def world_phrase(world: dict[str, Any]) -> str:
         f"insert {world.get('largest_insert', 0)}, delete {world.get('largest_delete', 0)} bytes; "
         f"depth {world.get('deepest', 0)}"
     )
-    return text
+    reach = reach_phrase(world)
+    return f"{text}; {reach}" if reach else text
 
 
 def within_phrase(world: dict[str, Any]) -> str:

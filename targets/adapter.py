@@ -187,13 +187,20 @@ class BufferConfig:
     #: before it returns) or "batched" (on flush(), and whenever the SUT likes;
     #: the model relies on flush() alone). Only meaningful with ``durable``.
     durability: DurabilityMode = "per_operation"
+    #: The revision the fresh buffer starts at, as if that many mutations had
+    #: happened before (asked only of a target with ``Target.starts_at_revision``;
+    #: the judge counts every revision from the one the buffer first reports, so
+    #: a factory that ignores it is judged as fairly). How a run reaches revisions
+    #: past 2^8, 2^16 and 2^32 without that many steps (issue 42).
+    start_revision: int = 0
 
     def journal_phrase(self) -> str:
         """How a counterexample names the journal it ran on: nothing for an
         in-memory one, the durability mode when it is not the default."""
+        revision = f", started at revision {self.start_revision}" if self.start_revision else ""
         if not self.durable:
-            return ""
-        return ", on a durable journal" + (" (batched)" if self.durability == "batched" else "")
+            return revision
+        return ", on a durable journal" + (" (batched)" if self.durability == "batched" else "") + revision
 
 
 #: A diff's hunks as the machines pass them: ``(start, end, replacement)`` in the snapshot.
@@ -504,6 +511,12 @@ class Target:
     #: run then also reaches buffers longer than it, so code that crosses from one
     #: chunk to the next is certified, not only unit-tested.
     chunk_bytes: int | None = None
+    #: Its factory honours ``BufferConfig.start_revision``: the machines then start
+    #: some examples just below 2^8, 2^16, 2^31 and 2^32, so a counter kept in
+    #: fewer bits wraps within a few steps and the certificate's world states the
+    #: largest revision reached (issue 42). Without it, a run's revisions stay as
+    #: low as its histories are short, and the world says so.
+    starts_at_revision: bool = False
 
     def __post_init__(self) -> None:
         if self.chunk_bytes is not None and (type(self.chunk_bytes) is not int or self.chunk_bytes < 1):

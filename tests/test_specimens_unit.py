@@ -49,12 +49,14 @@ from rollcert.specimens import load_all
 from rollcert.specimens._base import NaiveJournaledBuffer
 from rollcert.specimens.best_effort_log import BestEffortLogBuffer
 from rollcert.specimens.character_column import CharacterColumnBuffer
+from rollcert.specimens.chunk_boundary_64k import ChunkBoundary64kBuffer
 from rollcert.specimens.crlf_normalising_undo import CrlfNormalisingUndoBuffer
 from rollcert.specimens.depth_checkpoints import DepthCheckpointBuffer
 from rollcert.specimens.evict_newest import EvictNewestBuffer
 from rollcert.specimens.eviction_keeps_checkpoint_positions import EvictionKeepsCheckpointPositionsBuffer
 from rollcert.specimens.fifo_replay import FifoReplayBuffer
 from rollcert.specimens.first_match_scan import FirstMatchScanBuffer
+from rollcert.specimens.nfc_normalised_inserts import NfcNormalisedInsertsBuffer
 from rollcert.specimens.no_divergence_check import NoDivergenceCheckBuffer
 from rollcert.specimens.non_atomic_rollback import NonAtomicRollbackBuffer
 from rollcert.specimens.record_cut_at_128 import RecordCutAt128Buffer
@@ -328,6 +330,9 @@ SPECIMEN_SCENARIOS: dict[str, tuple[type[Any], Scenario]] = {
     "character_column": (
         CharacterColumnBuffer, Scenario((Splice(2, 1, b""), Rollback(1)), initial="é".encode() + b"a")
     ),
+    # Issue 42's: text that NFC changes, and a removal across the undeclared 64 KiB seam.
+    "nfc_normalised_inserts": (NfcNormalisedInsertsBuffer, Scenario((Splice(0, 0, "e\u0301".encode()),))),
+    "chunk_boundary_64k": (ChunkBoundary64kBuffer, Scenario((Splice(65_500, 100, b""),), initial=b"a" * 65_600)),
 }
 
 #: One scenario per ``also_caught_by`` claim, built only from the operations of
@@ -344,6 +349,13 @@ ALSO_CAUGHT_SCENARIOS: dict[tuple[str, str], Scenario] = {
             ("character_column", "é".encode() + b"a", Splice(3, 1, b"")),
         )
     },
+    # Issue 42's, the story's splice on a full journal that evicts.
+    ("nfc_normalised_inserts", "R6"): Scenario(
+        (Splice(0, 0, b"b"), Splice(0, 0, "e\u0301".encode())), capacity=1, policy="evict_oldest"
+    ),
+    ("chunk_boundary_64k", "R6"): Scenario(
+        (Splice(0, 0, b"b"), Splice(65_500, 100, b"")), b"a" * 65_600, capacity=1, policy="evict_oldest"
+    ),
     ("depth_checkpoints", "R6"): Scenario(
         (Splice(0, 0, b"a"), TakeCheckpoint(), Splice(0, 0, b"a"), RollbackTo(0)),
         capacity=1,

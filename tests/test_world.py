@@ -199,6 +199,7 @@ def test_a_narrowed_world_reads_passed_within_in_every_format() -> None:
 def test_a_run_that_never_reached_a_dimension_is_unknown_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(strategies, "WIDE_EXAMPLES", 10**9)  # the small-scope draws only, as before
     monkeypatch.setattr(strategies, "CHUNK_START_SHARE", 10**9)  # and no start past the chunk (wide text)
+    monkeypatch.setattr(strategies, "PAST_64_KIB_SHARE", 10**9)  # nor past 64 KiB
     monkeypatch.setattr(strategies, "UNDO_AT_ONCE_SHARE", 10**9)  # and no wide paste undone at once (R2)
     result = certify_property(BUNDLED, "R2", PROFILES["quick"], 0)
     assert result.verdict == "unknown"

@@ -34,4 +34,6 @@ TARGET = Target(
     factory=bundled_factory,
     description="impl.JournaledBuffer with the in-memory journal (R5: the file journal on a simulated disk)",
     chunk_bytes=CHUNK_SIZE,
+    # The in-memory buffer starts at the asked revision (the durable one at 0).
+    starts_at_revision=True,
 )

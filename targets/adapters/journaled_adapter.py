@@ -21,7 +21,11 @@ class BundledAdapter(UnsupportedOperations):
     def __init__(self, config: BufferConfig) -> None:
         self.journal = FaultInjectingJournal(InMemoryJournal())
         self.buffer = JournaledBuffer(
-            config.initial, capacity=config.capacity, policy=config.policy, journal=self.journal
+            config.initial,
+            capacity=config.capacity,
+            policy=config.policy,
+            journal=self.journal,
+            start_revision=config.start_revision,
         )
 
     def read(self) -> bytes:
