@@ -144,6 +144,10 @@ VARIES: dict[str, Need] = {
 #: The model functions that only some operations reach, and those operations.
 FUNCTION_NEEDS: dict[str, Need] = {
     "_refused_cleanly": _sends("ArmJournalFault", "DiskFault"),
+    # A splice refused before its append meets an armed fault only on a full
+    # reject-policy journal or a poisoned one (the model's two allowed orders).
+    "_fault_met_anyway": lambda t: t.sends("ArmJournalFault")
+    and ((t.bounded and "reject" in t.policies) or (t.durable and t.sends("DiskFault", "ArmJournalFault"))),
     "_rollback_to": _sends("RollbackTo"),
     "_compact": _sends("Compact"),
     "_crash_during": _sends("CrashDuring"),
