@@ -46,6 +46,7 @@ from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import MAX_FINDINGS
 from rollcert.stateful_tests.family import PropertyFamily
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import owner_of
@@ -225,7 +226,8 @@ def _certify_property(
     result = run_to_verdict(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
-        minimise=lambda violation, pid: minimise(family, target, violation, pid), family=family.name, progress=progress,
+        minimise=lambda violation, pid, **keep: minimise(family, target, violation, pid, **keep),
+        family=family.name, progress=progress,
         only_round=only_round,
         dimensions=dimensions,
     )
@@ -270,7 +272,7 @@ def run_to_verdict(
     target: Target,
     profile: Profile,
     seed: int,
-    minimise: Callable[[Violation, str], Violation],
+    minimise: Callable[..., Violation],
     family: str,
     progress: ProgressSink | None = None,
     only_round: int | None = None,
@@ -292,22 +294,35 @@ def run_to_verdict(
     order, and stops where this loop would have stopped.
 
     ``dimensions`` (the world's, counted in ``tracker.world``) are required like the situations.
+
+    A tracker with ``findings`` (:class:`~rollcert.stateful_tests.family.Tracker`)
+    makes the run go on after the property's first failure, to the end of that
+    round, recording the first example of each distinct finding (issue 43); the
+    round that found one ends the property, as a raised violation did, and each
+    finding is minimised on its own (:func:`_minimised_findings`).
     """
     started = time.perf_counter()
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
+    own: dict[Any, Violation] | None = getattr(tracker, "findings", None)
+    if own is not None:
+        tracker.keep_searching = True  # type: ignore[attr-defined]
+    # While findings are collected, every violation in a restarted round was set aside and recorded.
+    owns = owner_of(result.property_id) if own is None else _owns_nothing
     try:
         with _sampling(progress, result.property_id, tracker):
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
                 try:
-                    restarts = _run_round(
-                        machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owner_of(result.property_id)
-                    )
+                    restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owns)
                 except Unsatisfiable:
-                    if not found_elsewhere:
+                    if not found_elsewhere and not own:
                         raise
+                    if own:
+                        break
                     continue  # every example of the round ran into another rule's finding
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
+                if own:
+                    break  # the round that found this property's own violations ends it
                 if all(tracker.reached[s.name] for s in situations) and not _unreached(tracker, dimensions):
                     break
     except BaseException as raised:  # every failure becomes a verdict
@@ -327,6 +342,7 @@ def run_to_verdict(
             result.verdict = "violated"
             result.reason = error.explanation
             result.counterexample = _counterexample(result.property_id, target, error, family)
+            result.findings = [result.counterexample]
         elif isinstance(error, KeyboardInterrupt) and interrupted_by_user():
             raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
@@ -341,6 +357,19 @@ def run_to_verdict(
         else:
             result.verdict = "error"
             result.reason = f"the adapter raised {describe_exception(error)}"
+    if own and result.verdict != "violated":
+        # The property's own findings: a violation beats an error met later in the round.
+        if progress is not None:
+            first = next(iter(own.values()))
+            progress.violation(result.property_id, f"step {len(first.steps)}: {first.explanation}")
+        kept, not_kept = _minimised_findings(list(own.values()), result.property_id, minimise, found_elsewhere)
+        result.verdict = "violated"
+        result.reason = kept[0].explanation
+        result.findings = [_counterexample(result.property_id, target, found, family) for found in kept]
+        result.counterexample = result.findings[0]
+        not_kept += len(getattr(tracker, "findings_not_kept", ()))
+        if not_kept:
+            result.figures["findings_not_kept"] = float(not_kept)
     for property_id, violation in sorted(found_elsewhere.items()):
         minimal = minimise(violation, property_id)
         result.found_elsewhere[property_id] = _counterexample(result.property_id, target, minimal, family)
@@ -358,6 +387,52 @@ def run_to_verdict(
             result.verdict = "unknown"
             result.reason = "the run never reached: " + "; ".join(result.missing_situations)
     return result
+
+
+#: Replays the minimiser may spend on all of a property's further findings together
+#: (each gets an equal share), in units of the default budget for one: the first
+#: finding is minimised as it always was, and a target with many bugs costs at most
+#: this much more (over the protocol a replay is 50-200 ms).
+FURTHER_FINDINGS_BUDGETS = 2
+
+
+def _owns_nothing(broken: tuple[str, ...]) -> bool:
+    """While findings are collected no violation ends a round (see :func:`_run_round`)."""
+    return False
+
+
+def _minimised_findings(
+    found: list[Violation],
+    property_id: str,
+    minimise: Callable[..., Violation],
+    found_elsewhere: dict[str, Violation],
+) -> tuple[list[Violation], int]:
+    """Each finding minimised on its own, the distinct ones in the order met (at
+    most ``MAX_FINDINGS``), and how many distinct ones were left out.
+
+    The first is minimised as a lone violation always was. Each further one keeps
+    its rule and the coarse part of its signature (harm, operation, lost or added:
+    ``HarmSignature.coarse``) while it shrinks, as Hypothesis keeps a bug's origin
+    while it shrinks it, so that it cannot slip into the first's bug; its byte
+    classes may change (an ``x`` the bug never needed becomes an ``a``), so
+    findings are told apart again once minimised: two examples of one bug met
+    on different bytes become one finding."""
+    first = found[0]
+    minimal = [minimise(first, property_id)]
+    if not set(first.broken) & set(minimal[0].broken):
+        # R0's counterexample shrank to one of no rule in particular
+        # (shrink._rules_kept): the rules the first failure broke get their own.
+        for other in first.broken:
+            found_elsewhere.setdefault(other, first)
+    further = found[1:]
+    if further:
+        share = max(1, FURTHER_FINDINGS_BUDGETS * PropertyFamily.replay_budget // len(further))
+        minimal += [minimise(v, property_id, signature=v.coarse_signature(), budget=share) for v in further]
+    distinct: dict[tuple[tuple[str, ...], str], Violation] = {}
+    for violation in minimal:
+        distinct.setdefault((tuple(violation.broken), violation.signature), violation)
+    kept = list(distinct.values())
+    return kept[:MAX_FINDINGS], max(0, len(kept) - MAX_FINDINGS)
 
 
 def _counterexample(machine: str, target: Target, violation: Violation, family: str) -> Counterexample:
@@ -542,6 +617,7 @@ def assemble(
     for result in results.values():
         if result.counterexample is not None:
             result.counterexample = named(result.counterexample)
+        result.findings = [named(found) for found in result.findings]
         result.found_elsewhere = {pid: named(found) for pid, found in result.found_elsewhere.items()}
     _fold_findings(results)
     shown = portable_target(target.name)
@@ -557,6 +633,7 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
     with the shortest counterexample and "found while exploring Rk". R0, the
     master property, is violated by every violation any machine found: if its
     own machine missed them, it takes the shortest, saying where it came from."""
+    every = _every_finding(results)
     offered: dict[str, list[tuple[str, Counterexample]]] = {}
     for machine, result in results.items():
         for property_id, counterexample in result.found_elsewhere.items():
@@ -576,6 +653,41 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
         result.found_by = machine
         result.missing_situations = []
         result.reason = f"found while exploring {machine}: {shortest.explanation}"
+    _master_verdict(results)
+    for property_id, listing in results.items():
+        if listing.verdict == "violated" and listing.counterexample is not None:
+            _list_findings(listing, [found for found in every if property_id == "R0" or property_id in found.broken])
+
+
+def _every_finding(results: dict[str, PropertyResult]) -> list[Counterexample]:
+    """Every finding of every machine, the machines in certificate order: its own
+    (its counterexample, for a result that lists none: from the corpus, an older
+    partial), then those of other rules it met."""
+    every: list[Counterexample] = []
+    for result in results.values():
+        own = result.findings or ([result.counterexample] if result.counterexample is not None else [])
+        every += own
+        every += [found for _, found in sorted(result.found_elsewhere.items())]
+    return every
+
+
+def _list_findings(result: PropertyResult, offered: list[Counterexample]) -> None:
+    """``result.findings``: its counterexample first, then every other finding
+    offered, once per (rules broken, harm signature), at most ``MAX_FINDINGS``;
+    how many distinct ones did not fit is added to ``findings_not_kept``."""
+    assert result.counterexample is not None
+    distinct: dict[tuple[tuple[str, ...], str], Counterexample] = {}
+    for found in [result.counterexample, *result.findings, *offered]:
+        distinct.setdefault(found.finding_key(), found)
+    listed = list(distinct.values())
+    result.findings = listed[:MAX_FINDINGS]
+    if len(listed) > MAX_FINDINGS:
+        result.figures["findings_not_kept"] = result.figures.get("findings_not_kept", 0.0) + len(listed) - MAX_FINDINGS
+
+
+def _master_verdict(results: dict[str, PropertyResult]) -> None:
+    """R0, the master property, is violated by every violation any machine found:
+    if its own machine missed them, it takes the shortest, saying where it came from."""
     master = results.get("R0")
     if master is None or master.verdict == "violated":
         return
