@@ -472,7 +472,7 @@ def findings_phrase(result: PropertyResult) -> str:
     not_kept = result.figures.get("findings_not_kept", 0)
     if count <= 1 and not not_kept:
         return ""
-    text = f"; {count} distinct findings (below)"
+    text = f"; {count} distinct findings"
     if isinstance(not_kept, (int, float)) and 0 < not_kept < 2**53:
         text += f", {not_kept:.0f} more met and not kept (at most {MAX_FINDINGS} are)"
     return text
@@ -578,8 +578,11 @@ def render_markdown(certificate: CertificateData) -> str:
         name = markdown_text(f"{pid} {result.title}".strip())
         lines.append(f"| {name} | **{markdown_text(result.verdict)}** | {markdown_text(_detail(result))} |")
     lines += _world_markdown(certificate)
+    titled: dict[str, int] = {}
     for properties, counterexample in _shared_counterexamples(certificate):
-        lines += ["", f"## {markdown_text(_names(properties))} counterexample", "",
+        titled[properties[0]] = number = titled.get(properties[0], 0) + 1
+        title = "counterexample" if number == 1 else f"finding {number}: {counterexample.signature}"
+        lines += ["", f"## {markdown_text(_names(properties))} {markdown_text(title)}", "",
                   markdown_fence(format_counterexample(counterexample, properties))]
     return "\n".join(lines) + "\n"
 
