@@ -44,7 +44,7 @@ from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Target
 
 sys.path.insert(0, str(Path(__file__).parent / "findings_targets"))
-import two_bugs  # noqa: E402
+import two_bugs
 
 ROLLBACK = family_named("rollback")
 
