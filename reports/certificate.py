@@ -165,9 +165,13 @@ def _names(property_ids: Sequence[str]) -> str:
     return property_ids[0] if len(property_ids) == 1 else f"{', '.join(property_ids[:-1])} and {property_ids[-1]}"
 
 
-def format_counterexample(counterexample: Counterexample, properties: Sequence[str] = ()) -> str:
+def format_counterexample(
+    counterexample: Counterexample, properties: Sequence[str] = (), *, signature: bool = False
+) -> str:
     """The counterexample as numbered steps, titled with ``properties`` (the
-    properties it is the counterexample of; by default the one it was found for)."""
+    properties it is the counterexample of; by default the one it was found for)
+    and, with ``signature``, with its harm signature (a certificate that lists
+    several findings: what tells them apart)."""
     if counterexample.history is not None:
         from rollcert.stateful_tests.concurrency import history_text
         from rollcert.stateful_tests.concurrency import history_why
@@ -188,10 +192,10 @@ def format_counterexample(counterexample: Counterexample, properties: Sequence[s
     ) + counterexample.config().journal_phrase()
     broken = counterexample.broken or (counterexample.property_id,)
     found = "" if counterexample.property_id in broken else f", found while exploring {counterexample.property_id}"
-    signature = f"; {terminal(counterexample.signature)}" if counterexample.signature else ""
+    named = f"; {terminal(counterexample.signature)}" if signature and counterexample.signature else ""
     lines = [
         f"Counterexample for {_names(properties or broken)} "
-        f"({steps_phrase(len(counterexample.steps))}{found}{signature}) on "
+        f"({steps_phrase(len(counterexample.steps))}{found}{named}) on "
         f"{terminal(counterexample.target)}, starting from {show_bytes(counterexample.initial)}{capacity}:",
         *format_steps(counterexample.steps),
         f"  Broken: {_broken_line(counterexample, properties)}",
@@ -466,6 +470,12 @@ def _detail(result: PropertyResult) -> str:
     return terminal_lines(result.reason)
 
 
+def several_findings(certificate: CertificateData) -> bool:
+    """Whether some property lists more than one finding: the counterexamples are
+    then titled with their harm signatures (a single one reads as it always did)."""
+    return any(len(result.findings) > 1 for result in certificate.results.values())
+
+
 def findings_phrase(result: PropertyResult) -> str:
     """"; 3 distinct findings" (and the cap, when a run met more), or "" for one."""
     count = len(result.findings)
@@ -544,8 +554,9 @@ def render_text(certificate: CertificateData) -> str:
         lines += ["", terminal(certificate.exhaustive.summary())]
         if certificate.exhaustive.violation is not None:
             lines += format_steps(certificate.exhaustive.violation.steps)
+    several = several_findings(certificate)
     for properties, counterexample in _shared_counterexamples(certificate):
-        lines += ["", format_counterexample(counterexample, properties)]
+        lines += ["", format_counterexample(counterexample, properties, signature=several)]
     lines += ["", f"exit status {certificate.exit_status}"]
     return "\n".join(lines)
 
@@ -579,11 +590,12 @@ def render_markdown(certificate: CertificateData) -> str:
         lines.append(f"| {name} | **{markdown_text(result.verdict)}** | {markdown_text(_detail(result))} |")
     lines += _world_markdown(certificate)
     titled: dict[str, int] = {}
+    several = several_findings(certificate)
     for properties, counterexample in _shared_counterexamples(certificate):
         titled[properties[0]] = number = titled.get(properties[0], 0) + 1
         title = "counterexample" if number == 1 else f"finding {number}: {counterexample.signature}"
         lines += ["", f"## {markdown_text(_names(properties))} {markdown_text(title)}", "",
-                  markdown_fence(format_counterexample(counterexample, properties))]
+                  markdown_fence(format_counterexample(counterexample, properties, signature=several))]
     return "\n".join(lines) + "\n"
 
 
@@ -631,7 +643,9 @@ def render_junit(certificate: CertificateData) -> str:
         if result.verdict == "violated" and result.counterexample is not None:
             failure = ElementTree.SubElement(case, "failure", type="violated", message=xml_text(result.reason[:500]))
             failure.text = xml_text(
-                "\n\n".join(format_counterexample(found) for found in findings_of(result))
+                "\n\n".join(
+                    format_counterexample(found, signature=len(result.findings) > 1) for found in findings_of(result)
+                )
             )
         elif result.verdict == "unknown":
             ElementTree.SubElement(case, "failure", type="unknown", message=xml_text(result.reason))

@@ -373,10 +373,11 @@ def run_to_verdict(
     for property_id, violation in sorted(found_elsewhere.items()):
         minimal = minimise(violation, property_id)
         result.found_elsewhere[property_id] = _counterexample(result.property_id, target, minimal, family)
-    if result.counterexample is not None:  # its own finding, under every other rule it broke too
-        for property_id in result.counterexample.broken:
+    # Its own findings, under every other rule they broke too (R0's machine owns every finding).
+    for found in result.findings or ([result.counterexample] if result.counterexample is not None else []):
+        for property_id in found.broken:
             if property_id != result.property_id:
-                result.found_elsewhere.setdefault(property_id, result.counterexample)
+                result.found_elsewhere.setdefault(property_id, found)
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
