@@ -603,14 +603,17 @@ def _differing_span(expected: bytes, actual: bytes) -> tuple[int, int] | None:
 
 def _wrong_only_where_restored(step: RollbackStep) -> bool:
     """The target's buffer differs from a right rollback's only inside the span
-    that rollback puts back: the records the rules name were undone, at their
+    that rollback puts back, at that rollback's depth (where the target reports
+    one): the records the rules name were undone, at their
     places, and the bytes they restored came back wrong (cut short, line
     endings rewritten). That is no journal keeping the wrong records (R6), which
     undoes some other record and leaves bytes wrong outside that span."""
     before, seen = step.before, step.seen.buffer
+    if seen == before.current:
+        return False  # nothing was undone: not the right records (a checkpoint aimed elsewhere, say)
     for state, error in step.allowed:
-        if error is not None:
-            continue
+        if error is not None or step.seen.depth not in (None, state.depth):
+            continue  # a depth the right rollback does not leave: it undid another number of records
         restored = _differing_span(state.current, before.current)
         wrong = _differing_span(state.current, seen)
         if restored is not None and wrong is not None and restored[0] <= wrong[0] and wrong[1] <= restored[1]:

@@ -52,6 +52,7 @@ from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import owner_of
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import interrupted_by_user
+from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.judge import watching_for_ctrl_c
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
@@ -227,7 +228,7 @@ def _certify_property(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
         minimise=lambda violation, pid, **keep: minimise(family, target, violation, pid, **keep),
-        family=family.name, progress=progress,
+        family=family.name, progress=progress, reproduces=partial(_reproduces, family, target),
         only_round=only_round,
         dimensions=dimensions,
     )
@@ -277,6 +278,7 @@ def run_to_verdict(
     progress: ProgressSink | None = None,
     only_round: int | None = None,
     dimensions: Sequence[_Situation] = (),
+    reproduces: Callable[[Violation], bool] | None = None,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -357,6 +359,11 @@ def run_to_verdict(
         else:
             result.verdict = "error"
             result.reason = f"the adapter raised {describe_exception(error)}"
+    if own and reproduces is not None and not reproduces(next(iter(own.values()))):
+        # What Hypothesis's replay of a raised failure said before the run went on past it.
+        result.verdict = "error"
+        result.reason = "the SUT is not deterministic: a failure did not reproduce (its trace replayed without failing)"
+        own = {}
     if own and result.verdict != "violated":
         # The property's own findings: a violation beats an error met later in the round.
         if progress is not None:
@@ -395,6 +402,17 @@ def run_to_verdict(
 #: finding is minimised as it always was, and a target with many bugs costs at most
 #: this much more (over the protocol a replay is 50-200 ms).
 FURTHER_FINDINGS_BUDGETS = 2
+
+
+def _reproduces(family: PropertyFamily[Any, Any, Any], target: Target, violation: Violation) -> bool:
+    """Whether ``violation``'s trace fails again, breaking one of the same rules, on a fresh buffer."""
+    try:
+        replay(family, target, violation.config, [step.operation for step in violation.steps])
+    except Violation as again:
+        return bool(set(again.broken) & set(violation.broken))
+    except Exception:  # a replay that breaks otherwise did not reproduce the violation
+        return False
+    return False
 
 
 def _owns_nothing(broken: tuple[str, ...]) -> bool:
