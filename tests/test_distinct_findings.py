@@ -163,3 +163,20 @@ def test_explain_walks_every_violated_property_by_default(
     assert explain_main(str(path), "R3", True) == 1
     narrowed = capsys.readouterr().out
     assert "=== Finding" not in narrowed and narrowed.count("Replay: rollcert replay") == 1
+
+
+def test_a_property_lists_at_most_eight_findings_and_says_how_many_it_left_out() -> None:
+    def finding(expected: bytes, actual: bytes) -> Counterexample:
+        record = _step(Rollback(1), expected, actual)
+        return Counterexample("R0", "t", b"", None, "reject", (record,), "why", broken=("R0",), harm="wrong bytes")
+
+    # Ten distinct findings: a byte of each of five classes lost, and of each added.
+    classes = (b"\r", b"\n", b"\t", b"\x00", b"\x80")
+    findings = [finding(b"x" + one, b"x") for one in classes] + [finding(b"x", b"x" + one) for one in classes]
+    assert len({found.finding_key() for found in findings}) == 10
+    result = PropertyResult("R0", "violated", "No silent corruption", counterexample=findings[0], findings=findings)
+    certificate = assemble(two_bugs.BOTH, "quick", 0, {"R0": result}, None)
+    listed = certificate.results["R0"].findings
+    assert [found.finding_key() for found in listed] == [found.finding_key() for found in findings[:8]]
+    assert certificate.results["R0"].figures["findings_not_kept"] == 2
+    assert "8 distinct findings, 2 more met and not kept (at most 8 are)" in render_text(certificate)
