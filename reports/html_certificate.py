@@ -386,7 +386,8 @@ def _violation(walk: Walkthrough) -> str:
     if walk.history is not None:
         calls = len(walk.history.calls)
         return (
-            f'<section class="violation" data-kind="history" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
+            f'<section class="violation" data-kind="history" id="{_e(walk.property_id + suffix)}" '
+            f'data-property="{_e(walk.property_id)}" '
             f'data-steps="0" data-calls="{calls}">'
             f"<h2>{_e(walk.property_id)} {_e(walk.title)}: a history of {calls} calls{_e(found)}</h2>"
             + _history(walk)

@@ -220,8 +220,8 @@ class HarmSignature:
     under certification raises nothing, it hands back wrong bytes, so rollcert
     tells them apart by the harm instead: the harm class (:data:`HARMS`); the
     kind of operation that failed (:func:`operation_kind`); relative to the
-    nearest allowed outcome, whether bytes were ``lost``, ``added``,
-    ``changed`` (same length) or ``moved`` (the same bytes, elsewhere); and the classes of the bytes in that difference
+    nearest allowed outcome, whether bytes were ``lost``, ``added`` or
+    ``changed`` (same length); and the classes of the bytes in that difference
     (:func:`byte_class`). A target that drops CRs from inserts and rolls back
     a long delete short fails on inserts losing CR and on rollbacks losing
     other bytes: two signatures. The same bug met many times gives one, once
@@ -259,8 +259,8 @@ def harm_signature(record: StepRecord) -> HarmSignature:
     wanted, got = nearest.buffer[start:end_e], actual.buffer[start:end_a]
     direction = "lost" if len(got) < len(wanted) else "added" if len(got) > len(wanted) else "changed"
     difference = (Counter(wanted) - Counter(got)) + (Counter(got) - Counter(wanted))
-    if not difference:  # the same bytes in another order: put back in the wrong place
-        direction, difference = "moved", Counter(wanted)
+    if not difference:  # the same bytes in another order (put back in the wrong place): name them
+        difference = Counter(wanted)
     classes = tuple(sorted({byte_class(byte) for byte in difference}))
     return HarmSignature(record.harm, operation_kind(record.operation), direction, classes)
 
