@@ -398,10 +398,13 @@ def run_to_verdict(
 
 
 #: Replays the minimiser may spend on all of a property's further findings together
-#: (each gets an equal share), in units of the default budget for one: the first
-#: finding is minimised as it always was, and a target with many bugs costs at most
-#: this much more (over the protocol a replay is 50-200 ms).
-FURTHER_FINDINGS_BUDGETS = 2
+#: (each gets an equal share): the first finding is minimised as it always was, with
+#: the family's whole budget, and a target with many bugs costs a bounded amount
+#: more. A tenth of one finding's budget: replays of the long, wide traces a search
+#: meets late in a round cost up to seconds each (fifo_replay's R3 took 500 s with
+#: twice a whole budget), and a further finding left longer than minimal still
+#: shows its bug with its own Replay line.
+FURTHER_FINDINGS_REPLAYS = 200
 
 
 def _reproduces(family: PropertyFamily[Any, Any, Any], target: Target, violation: Violation) -> bool:
@@ -433,9 +436,8 @@ def _minimised_findings(
     its rule and the coarse part of its signature (harm, operation, lost or added:
     ``HarmSignature.coarse``) while it shrinks, as Hypothesis keeps a bug's origin
     while it shrinks it, so that it cannot slip into the first's bug; its byte
-    classes may change (an ``x`` the bug never needed becomes an ``a``), so
-    findings are told apart again once minimised: two examples of one bug met
-    on different bytes become one finding."""
+    classes may change (an ``x`` the bug never needed becomes an ``a``); they
+    describe a finding and never split one (``HarmSignature``)."""
     first = found[0]
     minimal = [minimise(first, property_id)]
     if not set(first.broken) & set(minimal[0].broken):
@@ -445,11 +447,11 @@ def _minimised_findings(
             found_elsewhere.setdefault(other, first)
     further = found[1:]
     if further:
-        share = max(1, FURTHER_FINDINGS_BUDGETS * PropertyFamily.replay_budget // len(further))
+        share = max(1, FURTHER_FINDINGS_REPLAYS // len(further))
         minimal += [minimise(v, property_id, signature=v.coarse_signature(), budget=share) for v in further]
     distinct: dict[tuple[tuple[str, ...], str], Violation] = {}
     for violation in minimal:
-        distinct.setdefault((tuple(violation.broken), violation.signature), violation)
+        distinct.setdefault((tuple(violation.broken), violation.coarse_signature()), violation)
     kept = list(distinct.values())
     return kept[:MAX_FINDINGS], max(0, len(kept) - MAX_FINDINGS)
 

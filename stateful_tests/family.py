@@ -226,8 +226,11 @@ class HarmSignature:
     a long delete short fails on inserts losing CR and on rollbacks losing
     other bytes: two signatures. The same bug met many times gives one, once
     its findings are minimised (the minimiser makes every byte the bug does
-    not need an ``a``), which is why the minimiser of a further finding keeps
-    its :meth:`coarse` part and findings are told apart again after it."""
+    not need an ``a``); but a finding left long (the budget for further
+    findings is small) keeps the bytes it was met on, and one FIFO replay met on
+    twenty buffers named twenty byte mixes. So findings are told apart by the
+    :meth:`coarse` part (harm, operation, direction) and the byte classes only
+    describe each one; the minimiser of a further finding keeps the coarse part."""
 
     harm: str
     operation: str
@@ -455,7 +458,7 @@ class Tracker:
         reporting, but distinct by the harm, not by where an exception came from."""
         if not self.keep_searching:
             return False
-        key = (tuple(violation.broken), violation.signature)
+        key = (tuple(violation.broken), violation.coarse_signature())
         if key not in self.findings:
             if len(self.findings) < FINDINGS_RECORDED:
                 self.findings[key] = violation

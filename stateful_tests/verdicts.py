@@ -119,8 +119,11 @@ class Counterexample:
         return str(harm_signature(self.steps[-1]))
 
     def finding_key(self) -> tuple[tuple[str, ...], str]:
-        """Two counterexamples with one key are one finding (issue 43)."""
-        return (self.broken or (self.property_id,), self.signature)
+        """Two counterexamples with one key are one finding (issue 43): the rules
+        broken and the signature's coarse part (``HarmSignature.coarse``)."""
+        if self.history is not None or not self.steps:
+            return (self.broken or (self.property_id,), self.harm)
+        return (self.broken or (self.property_id,), harm_signature(self.steps[-1]).coarse())
 
     def rule(self, reported: str | None = None) -> str:
         """The property whose rule a reader is shown as broken: ``reported`` if

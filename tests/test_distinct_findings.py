@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from rollcert.model.operations import Compact
 from rollcert.model.operations import Rollback
+from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import Splice
 from rollcert.reports.certificate import render_junit
 from rollcert.reports.certificate import render_markdown
@@ -166,13 +168,14 @@ def test_explain_walks_every_violated_property_by_default(
 
 
 def test_a_property_lists_at_most_eight_findings_and_says_how_many_it_left_out() -> None:
-    def finding(expected: bytes, actual: bytes) -> Counterexample:
-        record = _step(Rollback(1), expected, actual)
+    def finding(operation: Any, expected: bytes, actual: bytes) -> Counterexample:
+        record = _step(operation, expected, actual)
         return Counterexample("R0", "t", b"", None, "reject", (record,), "why", broken=("R0",), harm="wrong bytes")
 
-    # Ten distinct findings: a byte of each of five classes lost, and of each added.
-    classes = (b"\r", b"\n", b"\t", b"\x00", b"\x80")
-    findings = [finding(b"x" + one, b"x") for one in classes] + [finding(b"x", b"x" + one) for one in classes]
+    # Ten distinct findings: four kinds of step, each losing, adding or changing bytes.
+    shapes = ((b"xy", b"x"), (b"x", b"xy"), (b"xy", b"xz"))
+    steps = (Rollback(1), RollbackTo(0), Splice(0, 0, b"x"), Compact(1))
+    findings = [finding(step, expected, actual) for step in steps for expected, actual in shapes][:10]
     assert len({found.finding_key() for found in findings}) == 10
     result = PropertyResult("R0", "violated", "No silent corruption", counterexample=findings[0], findings=findings)
     certificate = assemble(two_bugs.BOTH, "quick", 0, {"R0": result}, None)
