@@ -144,10 +144,6 @@ VARIES: dict[str, Need] = {
 #: The model functions that only some operations reach, and those operations.
 FUNCTION_NEEDS: dict[str, Need] = {
     "_refused_cleanly": _sends("ArmJournalFault", "DiskFault"),
-    # A splice refused before its append meets an armed fault only on a full
-    # reject-policy journal or a poisoned one (the model's two allowed orders).
-    "_fault_met_anyway": lambda t: t.sends("ArmJournalFault")
-    and ((t.bounded and "reject" in t.policies) or (t.durable and t.sends("DiskFault", "ArmJournalFault"))),
     "_rollback_to": _sends("RollbackTo"),
     "_compact": _sends("Compact"),
     "_crash_during": _sends("CrashDuring"),
@@ -168,6 +164,11 @@ FUNCTION_NEEDS: dict[str, Need] = {
 CONDITION_NEEDS: dict[str, Need] = {
     "_roll_back: steps > state.depth": _sends("Rollback"),
     "_rollback_steps: steps > state.depth": _sends("Rollback"),
+    # A splice refused before its append (a full reject-policy journal, a poisoned
+    # one) asks whether a fault is armed: only a machine that arms faults and can
+    # fill a reject journal or poison a durable one comes there with either answer.
+    "_fault_met_anyway: not state.fault_armed": lambda t: t.sends("ArmJournalFault")
+    and ((t.bounded and "reject" in t.policies) or (t.durable and t.sends("DiskFault", "ArmJournalFault"))),
 }
 _OPERATION_KINDS = frozenset(
     name for name, value in vars(_operations).items() if inspect.isclass(value) and hasattr(value, "describe")
