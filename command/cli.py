@@ -1077,6 +1077,11 @@ def _configure_prove(parser: argparse.ArgumentParser) -> None:
         "(default: %(default)s, about 10 s; 4 takes about a minute per family)",
     )
     parser.add_argument("--no-refinement", action="store_true", help="skip the refinement checks of the production code")
+    parser.add_argument(
+        "--thorough", action="store_true",
+        help="also run the wider CrossHair checks of the production code (every operation kind at every step; "
+        "minutes, and a search may end UNKNOWN with its path count)",
+    )
 
 
 def _prove(args: argparse.Namespace) -> int:
@@ -1095,6 +1100,7 @@ def _prove(args: argparse.Namespace) -> int:
     status, record = prove(
         args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair,
         refinement=None if args.no_refinement else RefinementBounds(depth=args.refinement_depth),
+        thorough=args.thorough,
     )
     if args.json is not None:
         write_output(args.json, json.dumps(record, indent=2) + "\n")

@@ -416,7 +416,7 @@ ALL_KINDS = tuple(range(len(KINDS)))
 DEFAULT_CHECKS: tuple[SymbolicCheck, ...] = (
     SymbolicCheck(
         "impl-symbolic/splice-rollback", ("R0", "R1", "R2", "S3"),
-        SymbolicBounds((1,), ((_SPLICE,), (_SPLICE, _ROLLBACK)), (0, 1), 1, 120.0),
+        SymbolicBounds((1,), ((_SPLICE, _FAULT), (_SPLICE, _ROLLBACK)), (0, 1), 1, 120.0),
     ),
     SymbolicCheck(
         "impl-symbolic/bounded-log", ("R0", "R3", "R6", "S3"),
