@@ -176,7 +176,7 @@ def prove(
         results, counted, seconds = run_obligations(z3_names or None, timeout, show_counterexamples=show_counterexamples)
     crosshair_rows: list[dict[str, Any]] = []
     if crosshair and not only:
-        crosshair_rows, crosshair_counted = run_crosshair_checks()
+        crosshair_rows, crosshair_counted = run_crosshair_checks(thorough=thorough)
         counted += crosshair_counted
     symbolic_wanted = [name for name in only or [] if name in all_symbolic]
     if not only and crosshair:
