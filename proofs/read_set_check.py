@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import Any
 
 #: Longest snapshot, and longest insert of one edit, in the CrossHair check.
@@ -63,7 +64,7 @@ class _Diff:
     base = _Base()
 
 
-def traced_shift(start: int, end: int, route: list[tuple[tuple[int, int, int], ...]]) -> int | None:
+def traced_shift(start: int, end: int, route: Sequence[tuple[tuple[int, int, int], ...]]) -> int | None:
     """``impl``'s answer for region ``[start, end)`` along ``route``: the shift,
     or ``None`` for a rejection (``StaleBaseError``)."""
     from rollcert.impl.diffs import DiffableBuffer
@@ -71,12 +72,12 @@ def traced_shift(start: int, end: int, route: list[tuple[tuple[int, int, int], .
     from rollcert.model.errors import StaleBaseError
 
     try:
-        return DiffableBuffer._shift(_Host(), _Diff(), Region(start, end), route)  # type: ignore[arg-type]
+        return DiffableBuffer._shift(_Host(), _Diff(), Region(start, end), list(route))  # type: ignore[arg-type]
     except StaleBaseError:
         return None
 
 
-def tagged_after(length: int, route: list[tuple[tuple[int, int, int], ...]]) -> list[int]:
+def tagged_after(length: int, route: Sequence[tuple[tuple[int, int, int], ...]]) -> list[int]:
     """The identities of the cells after the route's edits: cell ``i`` of the
     snapshot is ``i``; each inserted cell gets a fresh negative identity."""
     cells = list(range(length))

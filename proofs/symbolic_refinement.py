@@ -146,10 +146,10 @@ def _concretely(function: Callable[..., Any], *arguments: Any) -> Any:
         from crosshair.tracers import is_tracing
     except ImportError:  # CrossHair is not installed: a plain replay
         return function(*arguments)
-    if not is_tracing():
+    if not is_tracing():  # type: ignore[no-untyped-call]
         return function(*arguments)
     concrete = [realize(argument) for argument in arguments]
-    with NoTracing():
+    with NoTracing():  # type: ignore[no-untyped-call]
         return function(*concrete)
 
 
@@ -325,10 +325,10 @@ def _count_path() -> None:
     from crosshair.tracers import NoTracing
     from crosshair.tracers import is_tracing
 
-    if not is_tracing():
+    if not is_tracing():  # type: ignore[no-untyped-call]
         _PATHS[0] += 1
         return
-    with NoTracing():
+    with NoTracing():  # type: ignore[no-untyped-call]
         _PATHS[0] += 1
 
 
