@@ -419,8 +419,12 @@ DEFAULT_CHECKS: tuple[SymbolicCheck, ...] = (
         SymbolicBounds((1,), ((_SPLICE,), (_ROLLBACK,)), (0, 2), 1, 120.0),
     ),
     SymbolicCheck(
-        "impl-symbolic/bounded-log", ("R0", "R3", "R6", "S3"),
-        SymbolicBounds((5,), ((_CHECKPOINT,), (_SPLICE,), (_SPLICE,), (_ROLLBACK_TO,)), (1,), 1, 120.0),
+        "impl-symbolic/bounded-log", ("R0", "R6"),
+        SymbolicBounds((5,), ((_SPLICE,), (_SPLICE,), (_ROLLBACK,)), (1,), 1, 120.0),
+    ),
+    SymbolicCheck(
+        "impl-symbolic/dead-checkpoint", ("R0", "R3", "S3"),
+        SymbolicBounds((0,), ((_SPLICE,), (_CHECKPOINT,), (_ROLLBACK,), (_SPLICE,), (_ROLLBACK_TO,)), (1,), 1, 120.0),
     ),
     SymbolicCheck(
         "impl-symbolic/refused-append", ("R0", "R1"),

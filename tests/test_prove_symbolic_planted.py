@@ -12,7 +12,7 @@ evicting the newest record                    R6    impl-symbolic/bounded-log
 buffer mutated before the record is appended  R1    impl-symbolic/refused-append
 revision counted as the log position (reuse)  S3    impl-symbolic/splice-rollback
 undo replayed one byte right of its offset    R2    impl-symbolic/splice-rollback
-rollback_to by depth, not by the state's id   R3    impl-symbolic/bounded-log
+rollback_to by depth, not by the state's id   R3    impl-symbolic/dead-checkpoint
 an insert inside a read region not splitting  S1    s1-read-check-exact (impl/diffs)
 ============================================  ====  ===============================
 
@@ -77,6 +77,8 @@ def _undo_one_right(self: JournaledBuffer, steps: int = 1) -> None:
 
 def _checkpoint_by_depth(self: JournaledBuffer, token: object) -> None:
     with self._lock:
+        if token.buffer_id != self._id:  # type: ignore[attr-defined]
+            raise UnreachableRollbackError("another buffer")
         depth = token.position - self._base_position  # type: ignore[attr-defined]
         if not 0 <= depth <= self._depth:
             raise UnreachableRollbackError("past the horizon")  # the bug: the serial is not compared
@@ -93,7 +95,7 @@ PLANTED: dict[str, tuple[object, str, object, str]] = {
         "impl-symbolic/splice-rollback",
     ),
     "R2 undo one byte right": (JournaledBuffer, "rollback", _undo_one_right, "impl-symbolic/splice-rollback"),
-    "R3 checkpoint by depth": (JournaledBuffer, "rollback_to", _checkpoint_by_depth, "impl-symbolic/bounded-log"),
+    "R3 checkpoint by depth": (JournaledBuffer, "rollback_to", _checkpoint_by_depth, "impl-symbolic/dead-checkpoint"),
 }
 
 
