@@ -441,6 +441,8 @@ THOROUGH_CHECKS: tuple[SymbolicCheck, ...] = (
     SymbolicCheck(
         "impl-symbolic/any-two", ("R0", "R1", "R2", "R3", "R4", "R6", "S3"),
         SymbolicBounds((0, 1, 2, 4, 5, 7), (ALL_KINDS, ALL_KINDS), (0, 1, 2, 3), 2, 300.0),
+        # measured: no counterexample in 4,383 paths / 656 s on the loaded machine, not exhausted
+        role="search",
     ),
     SymbolicCheck(
         "impl-symbolic/any-three", ("R0", "R1", "R2", "R3", "R4", "R6", "S3"),
