@@ -6,7 +6,7 @@
     rollcert replay TARGET (--trace JSON | --certificate PATH --property ID) [--in-process]
     rollcert smoke TARGET [--in-process]           # wiring only: is the adapter wired up? (certify judges)
     rollcert explore [TARGET] [--depth K] [--in-process]   # bounded exhaustive search
-    rollcert prove [--only NAME] [--timeout S] [--refinement-depth K]   # proofs, CrossHair, impl vs model (proofs/)
+    rollcert prove [--only NAME] [--timeout S] [--refinement-depth K] [--thorough]   # z3, CrossHair on impl, impl vs model
     rollcert explain TARGET|CERT.json [--property ID] [--all]   # a counterexample, step by step (a file: never run)
     rollcert html CERT.json PATH                   # a JSON certificate drawn as one HTML page
     rollcert specimens [--profile P] [--seed N]    # (plugin) every specimen: the kill matrix
@@ -1175,13 +1175,18 @@ def _configure_prove(parser: argparse.ArgumentParser) -> None:
         help="z3 budget per query (default: %(default)s); running out is UNKNOWN, a failure",
     )
     parser.add_argument("--list", action="store_true", help="list the obligations and exit")
-    parser.add_argument("--no-crosshair", action="store_true", help="skip the CrossHair checks (about 25 s)")
+    parser.add_argument("--no-crosshair", action="store_true", help="skip the CrossHair checks (the mirrors, and the symbolic runs of the production code)")
     parser.add_argument(
         "--refinement-depth", metavar="K", type=whole_number(1, 6), default=DEFAULT_DEPTH,
         help="length of the operation sequences the production code is checked on against the model "
         "(default: %(default)s, about 10 s; 4 takes about a minute per family)",
     )
     parser.add_argument("--no-refinement", action="store_true", help="skip the refinement checks of the production code")
+    parser.add_argument(
+        "--thorough", action="store_true",
+        help="also run the wider CrossHair checks of the production code (every operation kind at every step; "
+        "minutes, and a search may end UNKNOWN with its path count)",
+    )
 
 
 def _prove(args: argparse.Namespace) -> int:
@@ -1200,6 +1205,7 @@ def _prove(args: argparse.Namespace) -> int:
     status, record = prove(
         args.only, args.timeout, show_counterexamples=args.show_counterexamples, crosshair=not args.no_crosshair,
         refinement=None if args.no_refinement else RefinementBounds(depth=args.refinement_depth),
+        thorough=args.thorough,
     )
     if args.json is not None:
         write_output(args.json, json.dumps(record, indent=2) + "\n")

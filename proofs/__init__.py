@@ -18,9 +18,10 @@ PROVED — the model's algebra, for all sizes
       keeps the later edit (R2);
     - a diff hunk commutes with a write outside its read region widened by one
       byte each side (S1);
-    - equal read-sets mean applying the diff equals re-authoring it on the live
-      base, for every author modelled as an arbitrary function of the bytes it
-      read (S1);
+    - S1 on the code's own check: when impl/diffs.py's read-region trace
+      (encoded; compared with the real function by tests/test_proofs_vacuity.py)
+      accepts a region across an edit, the bytes where it moves the region are
+      the snapshot's (``read-check-accepts-only-unchanged-regions``);
     - LIFO rollback of a whole log restores the original, and
       ``rollback_to(checkpoint)`` = count(edits since) single LIFO steps lands
       on the checkpoint's buffer *and* the log below it, for logs of every
@@ -42,29 +43,35 @@ REFUTED — the buggy rules get counterexamples
     counterexample only counts if that replay really shows the bug. These show
     the encoding can tell each bug from the rule (the proofs have teeth).
 
-CHECKED WITHIN STATED BOUNDS — that the production code matches the model
+THE ENCODING IS THE MODEL'S
+    ``tests/test_proofs_encoding_differential.py`` evaluates the encoding of
+    splice, rollback(n) for every n and rollback_to on concrete values and
+    compares with ``model/reference.py`` (buffers up to 64 bytes, logs up to
+    10 records); ``tests/test_proofs_vacuity.py`` proves each theorem again
+    with each hypothesis left out, which must then fail.
+
+CHECKED SYMBOLICALLY — the production code against the model, by CrossHair
+    :mod:`rollcert.proofs.symbolic_refinement`: CrossHair runs the real
+    ``impl.JournaledBuffer`` and the model's ``step`` on symbolic operation
+    sequences and must explore every path within stated (small) bounds:
+    CONFIRMED, or FOUND with the sequence, or UNKNOWN with its path count.
+
+CHECKED EXHAUSTIVELY WITHIN STATED BOUNDS — that the production code matches the model
     ``rollcert prove`` also runs ``stateful_tests/refinement.py``: the real
     ``impl.JournaledBuffer`` (and ``impl/diffs.py``) against the model on every
-    operation sequence up to a stated length (default 3, and 4 from the
-    smallest buffer), from small buffers,
-    bounded journals of both policies included, comparing bytes, depth,
-    revision and errors after each step. A disagreement is a counterexample
-    (exit 1); a search over its budget is UNKNOWN (exit 2). Small-scope
-    exhaustive, not a proof beyond its bounds.
+    operation sequence up to a stated length, comparing bytes, depth, revision
+    and errors after each step, and :mod:`rollcert.proofs.read_set_check`:
+    impl/diffs.py's read check against identity-tagged bytes on every case of
+    stated bounds. Small-scope, not a proof beyond its bounds.
 
-TESTED, NOT PROVED — that the Python code matches the model beyond those bounds
-    The proofs are about the z3 encoding. ``tests/test_proofs.py`` (the
-    bridge) checks with Hypothesis, on random data, that the encoding of splice
-    and of the inverse equals ``rollcert.model.reference.splice_bytes``, the reference
-    model's ``step`` and the production ``impl.JournaledBuffer`` (LIFO
-    sequences). The state machines in ``stateful_tests`` compare the
-    implementation with the model step by step. Both are tests: they sample,
-    they do not prove.
+WHERE EACH RULE STANDS
+    :mod:`rollcert.proofs.reach` holds the one table: per rule, proved
+    (unbounded) / checked symbolically / checked exhaustively / tested only.
 
 NOT COVERED by these proofs
-    Checkpoint lifetimes and dead tokens (ABA, S3), revisions, divergence
-    detection and barriers (R4), durability and crash recovery (R5), bounded
-    logs and eviction (R6), anchor search over repeated text (R2's second half),
+    Unbounded proofs of checkpoint lifetimes (S3), divergence barriers (R4),
+    eviction (R6) and S2 (these are checked within bounds only), durability and
+    crash recovery (R5), anchor search over repeated text (R2's second half),
     S1 with several hunks or several read regions at once, the tracing of a
     read region through an arbitrary history (the read-set theorem assumes the
     traced position), S2's rollback of an applied diff, thread safety, the

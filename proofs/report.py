@@ -86,11 +86,11 @@ def exit_status(counted: Sequence[Counted]) -> int:
     return _EXIT[worst]
 
 
-def run_crosshair() -> list[dict[str, Any]]:
+def run_crosshair(*, thorough: bool = False) -> list[dict[str, Any]]:
     """The CrossHair lines of ``rollcert prove``; never reported as PROVED."""
     from rollcert.proofs.crosshair_checks import crosshair_summary
 
-    return crosshair_summary()
+    return crosshair_summary(thorough=thorough)
 
 
 def format_line(result: ObligationResult, name_width: int) -> str:
@@ -154,9 +154,9 @@ def run_obligations(names: list[str] | None, timeout: float, *, show_counterexam
     return results, counted, seconds
 
 
-def run_crosshair_checks() -> tuple[list[dict[str, Any]], list[Counted]]:
+def run_crosshair_checks(*, thorough: bool = False) -> tuple[list[dict[str, Any]], list[Counted]]:
     """Every CrossHair check, one line each, counted by its role."""
-    rows = run_crosshair()
+    rows = run_crosshair(thorough=thorough)
     counted: list[Counted] = []
     width = max(len(str(row["name"])) for row in rows)
     for row in rows:

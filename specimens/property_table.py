@@ -1,6 +1,7 @@
 """``rollcert properties``: one table, read from the code, of where each property
-is stated, which machine checks it, which specimens break it and which proof
-obligations prove parts of it.
+is stated, which machine checks it, which specimens break it and how far ``rollcert prove`` establishes it (proved,
+checked symbolically or exhaustively within bounds, or tested only: the table
+of :mod:`rollcert.proofs.reach`).
 
 Nothing here is written by hand: the statement's line is found in
 ``model/properties.py``, the machine and its rules in the property's family, the
@@ -18,6 +19,7 @@ from pathlib import Path
 from rollcert.model import properties as properties_module
 from rollcert.model.properties import PROPERTIES
 from rollcert.proofs.obligations import REGISTRY
+from rollcert.proofs.reach import summary as reach_summary
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.diff_machine import RULES_BY_PROPERTY as DIFF_RULES_BY_PROPERTY
 from rollcert.stateful_tests.families import family_of
@@ -35,6 +37,8 @@ class PropertyRow:
     broken_by: tuple[str, ...]
     also_caught: tuple[str, ...]
     proved_by: tuple[str, ...]
+    #: How far the proofs reach (rollcert.proofs.reach, the one table of it).
+    reach: str = ""
 
 
 def _stated_at(property_id: str) -> str:
@@ -70,7 +74,8 @@ def property_table() -> list[PropertyRow]:
                 tuple(sorted(name for name, s in specimens.items() if property_id in s.breaks))
                 or (("every specimen (a violation of any property is one of R0)",) if property_id == "R0" else ()),
                 tuple(sorted(name for name, s in specimens.items() if property_id in s.also_caught_by)),
-                tuple(o.name for o in REGISTRY if property_id in o.properties),
+                tuple(o.name for o in REGISTRY if property_id in o.properties and o.kind == "theorem"),
+                reach_summary(property_id),
             )
         )
     return rows
@@ -88,19 +93,19 @@ def render_text(rows: list[PropertyRow]) -> str:
             f"    stated in    {row.stated_at}",
             f"    checked by   {row.checked_by}" + (f"; rules: {_list(row.rules)}" if row.rules else ""),
             f"    broken by    {_list(row.broken_by)}" + (f" (also caught: {_list(row.also_caught)})" if row.also_caught else ""),
-            f"    proved by    {_list(row.proved_by)}",
+            f"    proofs       {row.reach}",
         ]
     return "\n".join(lines)
 
 
 def render_markdown(rows: list[PropertyRow]) -> str:
     lines = [
-        "| property | stated in | checked by | broken by (specimens) | proved by (z3 obligations) |",
+        "| property | stated in | checked by | broken by (specimens) | proofs (rollcert prove) |",
         "| --- | --- | --- | --- | --- |",
     ]
     for row in rows:
         broken = _list(row.broken_by) + (f"; also caught: {_list(row.also_caught)}" if row.also_caught else "")
         lines.append(
-            f"| {row.property_id} {row.title} | `{row.stated_at}` | {row.checked_by} | {broken} | {_list(row.proved_by)} |"
+            f"| {row.property_id} {row.title} | `{row.stated_at}` | {row.checked_by} | {broken} | {row.reach} |"
         )
     return "\n".join(lines)

@@ -85,7 +85,7 @@ def test_registry_covers_the_required_obligations() -> None:
         "two-step-lifo",
         "inverse-rebase-past-earlier-edit",
         "diff-commutes-with-write-outside-read-set",
-        "read-set-equality-means-apply-equals-reauthor",
+        "read-check-accepts-only-unchanged-regions",
         "lifo-rollback-all-n/base",
         "lifo-rollback-all-n/step",
         "rollback-to-all-n/base",
