@@ -302,7 +302,9 @@ def rollback_one(machine: RollbackMachine) -> None:
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
 @rule(word=strategies.WORD)
 def rollback_many(machine: RollbackMachine, word: bytes) -> None:
-    machine.run(Rollback(strategies.rollback_steps_from(machine.live.model, word, zero=True)))
+    # rollback(0) on a non-empty log (issue 42), not on a durable journal: there a
+    # rollback after a poisoning is R5's rarer case, and zero steps crowded it out.
+    machine.run(Rollback(strategies.rollback_steps_from(machine.live.model, word, zero=not machine.live.model.durable)))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.depth >= 1)
