@@ -100,6 +100,7 @@ def _workflow_run(tmp_path: Path, number: int, seed: str, cache: Path) -> dict[s
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # eight rollcert processes, six of them whole certifications (~2-4 min)
 def test_the_documented_workflow_runs_and_its_corpus_carries_findings_to_the_next_run(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = _workflow_run(tmp_path, 1, "0", cache)
