@@ -33,7 +33,7 @@ from rollcert.stateful_tests.refinement import run_refinement
 def symbolic_names(thorough: bool = True) -> list[str]:
     """The CrossHair checks on the production code (``--thorough`` adds wider
     ones), and the exhaustive check of impl/diffs.py's read check (S1)."""
-    from rollcert.proofs.reach import S1_CHECK
+    from rollcert.command.proof_reach import S1_CHECK
     from rollcert.proofs.symbolic_refinement import DEFAULT_CHECKS
     from rollcert.proofs.symbolic_refinement import THOROUGH_CHECKS
 
@@ -47,7 +47,7 @@ def check_names() -> list[str]:
 
 
 def list_checks() -> None:
-    from rollcert.proofs.reach import S1_CHECK
+    from rollcert.command.proof_reach import S1_CHECK
     from rollcert.proofs.read_set_check import BOUNDS as S1_BOUNDS
     from rollcert.proofs.symbolic_refinement import DEFAULT_CHECKS
     from rollcert.proofs.symbolic_refinement import THOROUGH_CHECKS
@@ -94,11 +94,11 @@ def run_refinements(names: Sequence[str], bounds: RefinementBounds | None) -> tu
 
 def rule_evidence(counted: Sequence[Counted], *, thorough: bool = False) -> dict[str, str]:
     """Per rule, how far this run's evidence reaches, from the one table of
-    :mod:`rollcert.proofs.reach`: only the checks that met in this run count;
+    :mod:`rollcert.command.proof_reach`: only the checks that met in this run count;
     a rule with a counterexample in this run says so first."""
     from rollcert.model.properties import ALL_PROPERTY_IDS
-    from rollcert.proofs.reach import claims
-    from rollcert.proofs.reach import summary
+    from rollcert.command.proof_reach import claims
+    from rollcert.command.proof_reach import summary
 
     met = {c.name for c in counted if c.standing == "met"}
     refuted = {c.name for c in counted if c.standing == "counterexample"}
@@ -125,7 +125,7 @@ def run_symbolic(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[Count
     """The CrossHair checks of the production code, one line each with its bounds."""
     from rollcert.proofs import read_set_check
     from rollcert.proofs import symbolic_refinement
-    from rollcert.proofs.reach import S1_CHECK
+    from rollcert.command.proof_reach import S1_CHECK
 
     rows: list[dict[str, Any]] = []
     counted: list[Counted] = []

@@ -65,7 +65,7 @@ CHECKED EXHAUSTIVELY WITHIN STATED BOUNDS — that the production code matches t
     stated bounds. Small-scope, not a proof beyond its bounds.
 
 WHERE EACH RULE STANDS
-    :mod:`rollcert.proofs.reach` holds the one table: per rule, proved
+    :mod:`rollcert.command.proof_reach` holds the one table: per rule, proved
     (unbounded) / checked symbolically / checked exhaustively / tested only.
 
 NOT COVERED by these proofs

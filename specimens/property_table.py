@@ -1,7 +1,7 @@
 """``rollcert properties``: one table, read from the code, of where each property
 is stated, which machine checks it, which specimens break it and how far ``rollcert prove`` establishes it (proved,
 checked symbolically or exhaustively within bounds, or tested only: the table
-of :mod:`rollcert.proofs.reach`).
+of :mod:`rollcert.command.proof_reach`).
 
 Nothing here is written by hand: the statement's line is found in
 ``model/properties.py``, the machine and its rules in the property's family, the
@@ -19,7 +19,7 @@ from pathlib import Path
 from rollcert.model import properties as properties_module
 from rollcert.model.properties import PROPERTIES
 from rollcert.proofs.obligations import REGISTRY
-from rollcert.proofs.reach import summary as reach_summary
+from rollcert.command.proof_reach import summary as reach_summary
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.diff_machine import RULES_BY_PROPERTY as DIFF_RULES_BY_PROPERTY
 from rollcert.stateful_tests.families import family_of
@@ -37,7 +37,7 @@ class PropertyRow:
     broken_by: tuple[str, ...]
     also_caught: tuple[str, ...]
     proved_by: tuple[str, ...]
-    #: How far the proofs reach (rollcert.proofs.reach, the one table of it).
+    #: How far the proofs reach (rollcert.command.proof_reach, the one table of it).
     reach: str = ""
 
 

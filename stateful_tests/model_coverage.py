@@ -93,7 +93,11 @@ ENTRY_POINTS: dict[str, tuple[str, ...]] = {
 #: Functions that compute a reading the rules *allow*, never require (SPEC §6a):
 #: how an allowance can fail to apply is not a case of the rule a target must be
 #: compared on. Their branches are measured and not required.
-ALLOWANCES: frozenset[str] = frozenset({"apply_over_equal_rewrites", "_between_neighbours"})
+#: ``_fault_met_anyway`` too: it adds the states in which a refused splice also
+#: spent an armed fault (both orders of the checks are allowed). Whether a run
+#: combined a full or poisoned journal with an armed fault is a situation to
+#: require of the machines, not a branch of this allowance (left open, issue 42).
+ALLOWANCES: frozenset[str] = frozenset({"apply_over_equal_rewrites", "_between_neighbours", "_fault_met_anyway"})
 _MODEL_DIR = Path(_model_package.__file__).resolve().parent
 
 
@@ -164,11 +168,6 @@ FUNCTION_NEEDS: dict[str, Need] = {
 CONDITION_NEEDS: dict[str, Need] = {
     "_roll_back: steps > state.depth": _sends("Rollback"),
     "_rollback_steps: steps > state.depth": _sends("Rollback"),
-    # A splice refused before its append (a full reject-policy journal, a poisoned
-    # one) asks whether a fault is armed: only a machine that arms faults and can
-    # fill a reject journal or poison a durable one comes there with either answer.
-    "_fault_met_anyway: not state.fault_armed": lambda t: t.sends("ArmJournalFault")
-    and ((t.bounded and "reject" in t.policies) or (t.durable and t.sends("DiskFault", "ArmJournalFault"))),
 }
 _OPERATION_KINDS = frozenset(
     name for name, value in vars(_operations).items() if inspect.isclass(value) and hasattr(value, "describe")
