@@ -96,9 +96,9 @@ def rule_evidence(counted: Sequence[Counted], *, thorough: bool = False) -> dict
     """Per rule, how far this run's evidence reaches, from the one table of
     :mod:`rollcert.command.proof_reach`: only the checks that met in this run count;
     a rule with a counterexample in this run says so first."""
-    from rollcert.model.properties import ALL_PROPERTY_IDS
     from rollcert.command.proof_reach import claims
     from rollcert.command.proof_reach import summary
+    from rollcert.model.properties import ALL_PROPERTY_IDS
 
     met = {c.name for c in counted if c.standing == "met"}
     refuted = {c.name for c in counted if c.standing == "counterexample"}
@@ -123,9 +123,9 @@ def symbolic_standing(status: str, role: str) -> Standing:
 
 def run_symbolic(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[Counted]]:
     """The CrossHair checks of the production code, one line each with its bounds."""
+    from rollcert.command.proof_reach import S1_CHECK
     from rollcert.proofs import read_set_check
     from rollcert.proofs import symbolic_refinement
-    from rollcert.command.proof_reach import S1_CHECK
 
     rows: list[dict[str, Any]] = []
     counted: list[Counted] = []

@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rollcert.command.proof_reach import summary as reach_summary
 from rollcert.model import properties as properties_module
 from rollcert.model.properties import PROPERTIES
 from rollcert.proofs.obligations import REGISTRY
-from rollcert.command.proof_reach import summary as reach_summary
 from rollcert.specimens import load_all
 from rollcert.stateful_tests.diff_machine import RULES_BY_PROPERTY as DIFF_RULES_BY_PROPERTY
 from rollcert.stateful_tests.families import family_of
