@@ -92,9 +92,11 @@ def machines_shortest(name: str) -> int | None:
 
 
 #: Specimens whose bug needs a buffer longer than a breadth-first search over every
-#: offset can afford (record_cut_at_128: 129 bytes removed at once); the machines'
-#: wide draws find them (tests/test_specimens.py).
-PAST_THE_SEARCH = frozenset({"record_cut_at_128"})
+#: offset can afford (record_cut_at_128: 129 bytes removed at once; chunk_boundary_64k:
+#: a removal across 64 KiB), or bytes outside its alphabet of letters
+#: (nfc_normalised_inserts: an "e" and a combining accent); the machines' draws find
+#: them (tests/test_specimens.py, tests/test_documented_findings.py).
+PAST_THE_SEARCH = frozenset({"record_cut_at_128", "chunk_boundary_64k", "nfc_normalised_inserts"})
 
 #: The bounded search explores the in-memory rollback operations; the crash
 #: specimens (R5) are crashed exhaustively by tests/test_crash_exhaustive.py and
