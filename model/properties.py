@@ -188,6 +188,12 @@ def _rollback_over_repeated_text(before: ModelState, operation: Operation, outco
 #: any width shows the same bug, and 4 keeps the buffers a search must build short.
 AMBIGUITY_WIDTH = 4
 
+#: The look-alike scan below compares a restore at every other position: quadratic in the
+#: buffer's length. In a buffer of one repeated letter every position looks alike, and a
+#: 1.25 MiB start took hours. The situation needs only a few bytes to arise, so buffers
+#: past this length are not scanned (the situation is reached in smaller ones).
+AMBIGUITY_SCAN_LIMIT = 1 << 16
+
 
 def _rollback_with_ambiguous_context(before: ModelState, operation: Operation, outcome: Outcome) -> bool:
     """A single-step rollback of an edit whose surroundings (AMBIGUITY_WIDTH bytes
@@ -200,6 +206,8 @@ def _rollback_with_ambiguous_context(before: ModelState, operation: Operation, o
     if not edits:
         return False
     edit, buffer, width = edits[0], before.current, AMBIGUITY_WIDTH
+    if len(buffer) > AMBIGUITY_SCAN_LIMIT:
+        return False
     length = len(edit.insert)
 
     def context(position: int) -> tuple[bytes, bytes] | None:

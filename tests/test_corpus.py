@@ -130,10 +130,11 @@ def test_the_command_prints_and_records_an_auto_seed_and_uses_the_corpus(tmp_pat
     assert f"rollcert: seed {seed} (--seed auto, from $GITHUB_RUN_ID=1234)" in completed.stderr
     record = json.loads(certificate.read_text())
     assert record["seed"] == seed and record["seed_source"] == "--seed auto, from $GITHUB_RUN_ID=1234"
-    # Every counterexample the certificate shows is saved: R2's, and R0's met while exploring R2.
+    # Every counterexample the certificate shows is saved: R2's, and R0's when one was
+    # met while exploring R2 (on some seeds; which ones moves with the generator).
     shown = sorted(pid for pid, found in record["properties"].items() if found["verdict"] == "violated")
-    assert shown == ["R0", "R2"]
-    assert record["corpus"]["added"] == 2 and len(_traces(corpus)) == 2
+    assert "R2" in shown and set(shown) <= {"R0", "R2"}
+    assert record["corpus"]["added"] == len(shown) and len(_traces(corpus)) == len(shown)
     (corpus / "junk.json").write_text("[]")
     again = subprocess.run(
         [*ROLLCERT, "certify", SPECIMEN, "--only", "R2", "--seed", "3", "--corpus", str(corpus), "-q"],

@@ -165,9 +165,10 @@ def test_without_the_alignment_the_same_step_would_be_a_violation() -> None:
 
 @pytest.mark.slow
 def test_a_content_only_applier_correct_under_readings_passes_s1_and_counts_them() -> None:
-    # Seed 0: three applies right only under the target's own alignment of an edit
-    # (seeds 4 and 6 too; seeds 1, 2, 5, 7 pass without needing one; seed 3: below).
-    result = certify(_diff_target(_ContentOnly), profile="quick", seed=0, only=("S1",)).results["S1"]
+    # Seed 2: four applies right only under the target's own alignment of an edit
+    # (seeds 5 and 6 too; seeds 0, 1, 3, 4, 7 pass without needing one: measured
+    # 2026-12-06, after the generator gained 64 KiB starts and rollback(0)).
+    result = certify(_diff_target(_ContentOnly), profile="quick", seed=2, only=("S1",)).results["S1"]
     assert result.verdict == "passed", result.reason
     assert result.figures.get("alignment_accepted", 0) >= 1, result.figures
 
