@@ -23,12 +23,11 @@ docs/performance.md, "Where search power is measured").
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pytest
+from _helpers import DocumentedFinding
+from _helpers import documented_findings
 
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import replay
@@ -36,71 +35,7 @@ from rollcert.stateful_tests.traces import parse_trace
 from rollcert.targets.adapter import Target
 from rollcert.targets.resolve import resolve_target
 
-ROOT = Path(__file__).resolve().parent.parent
-#: The documents a reader is sent to; the session notes (docs/notes/) are history, not claims.
-DOCUMENTS = sorted(
-    [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "certifications").glob("*.md")]
-)
-
-#: The two layouts of a counterexample's first line: the certificate's
-#: ("Counterexample for R0 and S1 (2 steps) on TARGET, starting from …") and
-#: ``explain``'s ("R0 No silent corruption on TARGET: 2 steps, starting from …").
-_HEADER = re.compile(
-    r"^(?:Counterexample for (?P<rules>[^(\n]+?) \((?P<steps>\d+) steps?\) on (?P<target>\S+?),"
-    r"|(?P<rule>[RS]\d) [^\n]*? on (?P<explained>\S+?): (?P<explained_steps>\d+) steps?,)",
-    re.M,
-)
-_RULE = re.compile(r"\b[RS]\d\b")
-_BROKEN = re.compile(r"^\s*Broken:\s+(?P<rule>[RS]\d)\b", re.M)
-_REPLAY = re.compile(r"^\s*Replay: rollcert replay (?P<target>\S+) --trace '(?P<trace>[^']+)'", re.M)
-
-
-@dataclass(frozen=True)
-class DocumentedFinding:
-    document: str
-    target: str
-    steps: int
-    #: The rules the docs say the failing step broke: the ``Broken:`` line's, or
-    #: where a block has none (the older third-party pages) its header's.
-    broken: frozenset[str]
-    trace: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.document}:{self.target}:{'+'.join(sorted(self.broken))}:{self.trace_digest}"
-
-    @property
-    def trace_digest(self) -> str:
-        import hashlib
-
-        return hashlib.sha256(self.trace.encode()).hexdigest()[:8]
-
-
-def _findings() -> list[DocumentedFinding]:
-    found: dict[str, DocumentedFinding] = {}
-    for document in DOCUMENTS:
-        text = document.read_text(encoding="utf-8")
-        headers = list(_HEADER.finditer(text))
-        for index, header in enumerate(headers):
-            end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
-            block = text[header.start() : end]
-            replay_line = _REPLAY.search(block)
-            if replay_line is None or "..." in replay_line["trace"]:
-                continue  # an R7 history (no trace to replay) or an elided excerpt (the README's)
-            broken_line = _BROKEN.search(block)
-            if broken_line is not None:
-                broken = frozenset({broken_line["rule"]})
-            else:
-                broken = frozenset(_RULE.findall(header["rules"] or header["rule"]))
-            steps = header["steps"] or header["explained_steps"]
-            finding = DocumentedFinding(
-                str(document.relative_to(ROOT)), replay_line["target"], int(steps), broken, replay_line["trace"]
-            )
-            found.setdefault(finding.name, finding)  # the same block quoted twice is one finding
-    return sorted(found.values(), key=lambda f: f.name)
-
-
-FINDINGS = _findings()
+FINDINGS = documented_findings()
 #: Targets that run in this process: the specimens and the Python packages the
 #: dev extra installs. The agent tools run in environments of their own
 #: (targets/tool_envs.py), built once per machine; their findings replay in the
