@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rollcert.model.errors import DivergenceError
@@ -10,18 +10,16 @@ from rollcert.specimens import register
 from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 
-#: Bytes hashed on each side of an edit. The buffer of the incident used 16; the width does not
+#: Bytes kept on each side of an edit. The buffer of the incident used 16; the width does not
 #: change the bug, only how long the repeated text must be before it shows.
 ANCHOR = 4
 
 
-def _anchor_hash(data: bytes | bytearray) -> bytes:
-    return hashlib.sha256(data).digest()
-
-
 @dataclass(frozen=True)
 class AnchoredRecord(InverseRecord):
-    """An inverse record that also carries hashes of the bytes around the edit."""
+    """An inverse record that also carries the bytes around the edit (the incident's
+    buffer kept their hashes; comparing the bytes is the same test, without a
+    hash per position of every scan)."""
 
     anchor_before: bytes = b""
     anchor_after: bytes = b""
@@ -32,8 +30,8 @@ class AnchoredRecord(InverseRecord):
     breaks={"R2"},
 )
 class FirstMatchScanBuffer(NaiveJournaledBuffer):
-    """Each record stores hashes of the ANCHOR bytes before and after the edit
-    (4 here, 16 in the incident's buffer), and an undo ignores the recorded offset: it scans
+    """Each record stores the ANCHOR bytes before and after the edit
+    (4 here, 16 in the incident's buffer, which stored their hashes), and an undo ignores the recorded offset: it scans
     the buffer from position 0 and restores the removed bytes at the first
     position whose anchors match (DivergenceError if none does). When the
     surrounding text is repeated, an earlier copy matches first and the undo
@@ -52,8 +50,8 @@ class FirstMatchScanBuffer(NaiveJournaledBuffer):
             removed=plain.removed,
             inserted_length=plain.inserted_length,
             serial=plain.serial,
-            anchor_before=_anchor_hash(self._bytes[max(0, offset - ANCHOR) : offset]),
-            anchor_after=_anchor_hash(self._bytes[after_start : after_start + ANCHOR]),
+            anchor_before=bytes(self._bytes[max(0, offset - ANCHOR) : offset]),
+            anchor_after=bytes(self._bytes[after_start : after_start + ANCHOR]),
         )
 
     def _undo_one(self, record: InverseRecord) -> None:
@@ -65,11 +63,23 @@ class FirstMatchScanBuffer(NaiveJournaledBuffer):
         self._bytes[position : position + record.inserted_length] = record.removed
 
     def _first_match(self, record: AnchoredRecord) -> int | None:
-        for position in range(len(self._bytes) + 1):  # the bug: first match wins
-            before = self._bytes[max(0, position - ANCHOR) : position]
-            if _anchor_hash(before) != record.anchor_before:
-                continue
+        """The lowest position whose ANCHOR bytes before (fewer at the buffer's start)
+        and after are the record's: the bug, first match wins."""
+        for position in self._positions_after(record.anchor_before):
             end = position + record.inserted_length
-            if _anchor_hash(self._bytes[end : end + ANCHOR]) == record.anchor_after:
+            if self._bytes[end : end + ANCHOR] == record.anchor_after:
                 return position
         return None
+
+    def _positions_after(self, anchor: bytes) -> Iterator[int]:
+        """Every position, lowest first, whose bytes before (ANCHOR of them, or all
+        of them near the start) are ``anchor``: found with ``find``, not a slice
+        per position (a scan of a 64 KiB buffer per replayed step)."""
+        if len(anchor) < ANCHOR:  # only a position that close to the start has so few bytes before it
+            if self._bytes[: len(anchor)] == anchor:
+                yield len(anchor)
+            return
+        found = self._bytes.find(anchor)
+        while found != -1:
+            yield found + ANCHOR
+            found = self._bytes.find(anchor, found + 1)

@@ -990,6 +990,7 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
     def candidates(self, config: BufferConfig, operations: list[Operation]) -> Candidates:
         if config.durability == "batched":
             yield replace(config, durability="per_operation"), operations  # the stronger promise, if it fails too
+        yield from shrink.large_start_halved(config, operations)
         yield from shrink.start_revision_moves(config, operations)
         if len(operations) > LONG_TRACE:
             # A long bounded history: a much smaller journal first, so the edits it
