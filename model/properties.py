@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic
 from typing import TypeVar
@@ -391,11 +392,22 @@ def _look_alikes(buffer: bytes, edit: Splice) -> list[int]:
     def around(at: int) -> tuple[bytes, bytes]:
         return buffer[max(0, at - width) : at], buffer[at + length : at + length + width]
 
-    places = [home]
-    for at in range(len(buffer) - length + 1):
-        if at != home and ((length and buffer[at : at + length] == edit.insert) or around(at) == around(home)):
-            places.append(at)
-    return places
+    def occurrences(needle: bytes) -> Iterator[int]:
+        # Where ``needle`` starts, lowest first: ``find`` instead of a slice per position
+        # (a rule checked on every failing replay of a 64 KiB buffer spent minutes here;
+        # tests/test_model_look_alikes.py checks this against the slice-per-position definition).
+        found = buffer.find(needle)
+        while found != -1:
+            yield found
+            found = buffer.find(needle, found + 1)
+
+    last = len(buffer) - length
+    same_insert = set(occurrences(edit.insert)) if length else set()
+    before, after = around(home)
+    same_surroundings: set[int] = set()
+    if len(before) == width:  # else only ``home`` has so few bytes before it (no other place can match)
+        same_surroundings = {at + width for at in occurrences(before) if around(at + width) == (before, after)}
+    return [home, *sorted(at for at in same_insert | same_surroundings if at != home and at <= last)]
 
 
 def _misplaced_restorations(before: ModelState, count: int, *, anywhere: bool) -> set[bytes]:

@@ -13,7 +13,6 @@ import importlib
 from dataclasses import dataclass
 from dataclasses import replace
 from functools import partial
-from importlib import metadata
 
 from rollcert.model.contract import check_splice_arguments
 from rollcert.model.operations import Operation
@@ -92,6 +91,9 @@ def require_package(distribution: str, module: str) -> str:
     A missing package is a usage problem, not a verdict: it raises
     :class:`~rollcert.targets.resolve.TargetError` with the one line that mends it.
     """
+    # Imported here, not at the top: importlib.metadata is a quarter of the import
+    # time of rollcert.targets, which every restart of a protocol server pays.
+    from importlib import metadata
 
     try:
         importlib.import_module(module)
