@@ -996,6 +996,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
             # A long bounded history: a much smaller journal first, so the edits it
             # no longer needs go one by one in the cheap deletions that follow.
             yield from _much_smaller_capacity(config, operations)
+            yield from _undone_blocks_deleted(config, operations)
+            yield from shrink.halving_deletions(self, config, operations)
         yield from shrink.single_deletions(self, config, operations)
         if len(operations) > LONG_TRACE:
             # A long history (strategies.history_length): a rollback over fewer of its
@@ -1115,6 +1117,28 @@ def _shorter_rollbacks(config: BufferConfig, operations: list[Operation]) -> Can
         if isinstance(operation, Rollback) and operation.steps > 2:
             for steps in sorted({2, operation.steps // 2}):
                 yield config, [*operations[:index], Rollback(steps), *operations[index + 1 :]]
+
+
+def _undone_blocks_deleted(config: BufferConfig, operations: list[Operation]) -> Candidates:
+    """A block of the edits a later rollback(n) undoes, taken out together with as
+    many of its steps (halves first): a rollback over fifty records that misplaces
+    one keeps failing with fewer, but neither a deletion alone (the rollback then
+    reaches past the log and is refused) nor a shorter rollback alone (it stops
+    before the record) shows it. Only runs of splices, each of which the rollback undoes."""
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, Rollback) or operation.steps < 4:
+            continue
+        reach = max(0, index - operation.steps)  # the first step whose record this rollback undoes
+        if not all(isinstance(earlier, Splice) for earlier in operations[reach:index]):
+            continue
+        size = operation.steps // 2
+        while size >= 2:
+            for first in range(reach, index - size + 1, size):
+                yield config, [
+                    *operations[:first], *operations[first + size : index],
+                    Rollback(operation.steps - size), *operations[index + 1 :],
+                ]
+            size //= 2
 
 
 def _much_smaller_capacity(config: BufferConfig, operations: list[Operation]) -> Candidates:

@@ -108,6 +108,22 @@ def single_deletions(family: Family, config: BufferConfig, operations: list[Any]
             yield config, shorter
 
 
+def halving_deletions(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
+    """Aligned blocks of steps, a half of the trace first, then quarters, eighths,
+    down to two steps (delta debugging's chunks): a long history loses most of its
+    steps in a few accepted moves, where one step per move spent the replay
+    budget with 51 steps left (a folded R0 finding of R3's long-history machine)."""
+    size = len(operations) // 2
+    while size >= 2:
+        for first in range(0, len(operations) - size + 1, size):
+            shorter: list[Any] | None = operations
+            for index in range(first + size - 1, first - 1, -1):
+                shorter = family.without_step(shorter, index) if shorter is not None else None
+            if shorter is not None:
+                yield config, shorter
+        size //= 2
+
+
 def pair_deletions(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
     """Two steps that only make sense together (an edit and the rollback that undoes it)."""
     for first in range(len(operations)):
