@@ -11,6 +11,7 @@ case is compared with ``reference.step``: bytes and depth.
 
 from __future__ import annotations
 
+import pytest
 import z3
 from hypothesis import HealthCheck
 from hypothesis import given
@@ -101,6 +102,7 @@ def _model_after(initial: bytes, edits: list[Splice]) -> reference.ModelState:
     return state
 
 
+@pytest.mark.slow  # z3 over every drawn history: 3-14 s on a loaded 2-core CI machine
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_encoded_splices_compute_the_models_buffers(history: tuple[bytes, list[Splice]]) -> None:
@@ -109,6 +111,7 @@ def test_encoded_splices_compute_the_models_buffers(history: tuple[bytes, list[S
     assert [evaluate_concretely(b) for b in buffers] == list(_model_after(initial, edits).states)
 
 
+@pytest.mark.slow  # z3 over every drawn history: 3-14 s on a loaded 2-core CI machine
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_encoded_rollback_n_is_the_models_for_every_n(history: tuple[bytes, list[Splice]]) -> None:
@@ -122,6 +125,7 @@ def test_encoded_rollback_n_is_the_models_for_every_n(history: tuple[bytes, list
         assert outcome.state.depth == len(edits) - steps
 
 
+@pytest.mark.slow  # z3 over every drawn history: 3-14 s on a loaded 2-core CI machine
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), st.data())
 def test_encoded_rollback_to_is_the_models(history: tuple[bytes, list[Splice]], data: st.DataObject) -> None:
