@@ -116,9 +116,7 @@ def halving_deletions(family: Family, config: BufferConfig, operations: list[Any
     size = len(operations) // 2
     while size >= 2:
         for first in range(0, len(operations) - size + 1, size):
-            shorter: list[Any] | None = operations
-            for index in range(first + size - 1, first - 1, -1):
-                shorter = family.without_step(shorter, index) if shorter is not None else None
+            shorter = _without_block(family, operations, first, size)
             if shorter is not None:
                 yield config, shorter
         size //= 2
@@ -139,11 +137,18 @@ def block_deletions(family: Family, config: BufferConfig, operations: list[Any])
     offsets a later step was drawn against must go together)."""
     for length in range(len(operations) - 1, 1, -1):
         for first in range(len(operations) - length + 1):
-            block: list[Any] | None = operations
-            for index in range(first + length - 1, first - 1, -1):
-                block = family.without_step(block, index) if block is not None else None
+            block = _without_block(family, operations, first, length)
             if block is not None:
                 yield config, block
+
+
+def _without_block(family: Family, operations: list[Any], first: int, size: int) -> list[Any] | None:
+    """``operations`` without the ``size`` steps from ``first`` (last first, so the
+    family renumbers what follows), or ``None`` when one of them cannot go."""
+    shorter: list[Any] | None = operations
+    for index in range(first + size - 1, first - 1, -1):
+        shorter = family.without_step(shorter, index) if shorter is not None else None
+    return shorter
 
 
 def folded_setup(
@@ -363,7 +368,13 @@ def large_start_halved(config: BufferConfig, operations: list[Any]) -> Candidate
             yield replace(config, initial=initial[lowest:]), _shifted(operations, 0, lowest)
     for size in (len(initial) // 2, len(initial) // 4):
         for start in (0, len(initial) - size):
-            yield replace(config, initial=initial[:start] + initial[start + size :]), _shifted(operations, start, size)
+            yield _start_cut(config, operations, start, size)
+
+
+def _start_cut(config: BufferConfig, operations: list[Any], start: int, size: int) -> tuple[BufferConfig, list[Any]]:
+    """The start buffer without ``size`` bytes at ``start``, later offsets moved back with them."""
+    initial = config.initial
+    return replace(config, initial=initial[:start] + initial[start + size :]), _shifted(operations, start, size)
 
 
 def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
@@ -375,7 +386,7 @@ def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
     initial = config.initial
     for size in _block_sizes(len(initial)):
         for start in range(0, len(initial) - size + 1, size):
-            yield replace(config, initial=initial[:start] + initial[start + size :]), _shifted(operations, start, size)
+            yield _start_cut(config, operations, start, size)
     for index, operation in enumerate(operations):
         edit = _edit_of(operation)
         if edit is not None and edit is operation and not edit.delete_length and edit.insert:
