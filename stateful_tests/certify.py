@@ -49,6 +49,7 @@ from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import MAX_FINDINGS
 from rollcert.stateful_tests.family import REFUSED
 from rollcert.stateful_tests.family import WRONG_ERROR
 from rollcert.stateful_tests.family import PropertyFamily
@@ -56,6 +57,7 @@ from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import owner_of
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import interrupted_by_user
+from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.judge import watching_for_ctrl_c
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
@@ -230,7 +232,8 @@ def _certify_property(
     result = run_to_verdict(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
-        minimise=lambda violation, pid: minimise(family, target, violation, pid), family=family.name, progress=progress,
+        minimise=lambda violation, pid, **keep: minimise(family, target, violation, pid, **keep),
+        family=family.name, progress=progress, reproduces=partial(_reproduces, family, target),
         only_round=only_round,
         dimensions=dimensions,
     )
@@ -275,11 +278,12 @@ def run_to_verdict(
     target: Target,
     profile: Profile,
     seed: int,
-    minimise: Callable[[Violation, str], Violation],
+    minimise: Callable[..., Violation],
     family: str,
     progress: ProgressSink | None = None,
     only_round: int | None = None,
     dimensions: Sequence[_Situation] = (),
+    reproduces: Callable[[Violation], bool] | None = None,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -297,6 +301,12 @@ def run_to_verdict(
     order, and stops where this loop would have stopped.
 
     ``dimensions`` (the world's, counted in ``tracker.world``) are required like the situations.
+
+    A tracker with ``findings`` (:class:`~rollcert.stateful_tests.family.Tracker`)
+    makes the run go on after the property's first failure, to the end of that
+    round, recording the first example of each distinct finding (issue 43); the
+    round that found one ends the property, as a raised violation did, and each
+    finding is minimised on its own (:func:`_minimised_findings`).
     """
     started = time.perf_counter()
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
@@ -304,20 +314,27 @@ def run_to_verdict(
     branches = model_coverage.BranchRun(family, machine)
     tracked = getattr(tracker, "tallies", None)  # the run's calls per kind (causes.count_call), filled as it runs
     tallies: Counter[str] = tracked if isinstance(tracked, Counter) else Counter()
+    own: dict[Any, Violation] | None = getattr(tracker, "findings", None)
+    if own is not None:
+        tracker.keep_searching = True  # type: ignore[attr-defined]
+    # While findings are collected, every violation in a restarted round was set aside and recorded.
+    owns = owner_of(result.property_id) if own is None else _owns_nothing
     try:
         with _sampling(progress, result.property_id, tracker), branches:
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
                 try:
-                    restarts = _run_round(
-                        machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owner_of(result.property_id)
-                    )
+                    restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owns)
                 except Unsatisfiable:
-                    if not found_elsewhere:
+                    if not found_elsewhere and not own:
                         raise
+                    if own:
+                        break
                     continue  # every example of the round ran into another rule's finding
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
                 branches.round_ended()
+                if own:
+                    break  # the round that found this property's own violations ends it
                 if (
                     all(tracker.reached[s.name] for s in situations)
                     and not _unreached(tracker, dimensions)
@@ -345,6 +362,7 @@ def run_to_verdict(
             if cause:  # the cause, not the symptom: an operation that never works at all
                 result.reason = f"{cause}. {error.explanation}"
                 result.counterexample = replace(result.counterexample, explanation=result.reason)
+            result.findings = [result.counterexample]
         elif isinstance(error, KeyboardInterrupt) and interrupted_by_user():
             raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
@@ -359,13 +377,36 @@ def run_to_verdict(
         else:
             result.verdict = "error"
             result.reason = f"the adapter raised {describe_exception(error)}"
+    if own and reproduces is not None and not reproduces(next(iter(own.values()))):
+        # What Hypothesis's replay of a raised failure said before the run went on past it.
+        result.verdict = "error"
+        result.reason = "the SUT is not deterministic: a failure did not reproduce (its trace replayed without failing)"
+        own = {}
+    if own and result.verdict != "violated":
+        # The property's own findings: a violation beats an error met later in the round.
+        if progress is not None:
+            first = next(iter(own.values()))
+            progress.violation(result.property_id, f"step {len(first.steps)}: {first.explanation}")
+        kept, not_kept = _minimised_findings(list(own.values()), result.property_id, minimise, found_elsewhere)
+        result.verdict = "violated"
+        result.reason = kept[0].explanation
+        result.findings = [_counterexample(result.property_id, target, found, family) for found in kept]
+        cause = _always_refused(kept[0], tallies)
+        if cause:  # the cause, not the symptom: an operation that never works at all
+            result.reason = f"{cause}. {kept[0].explanation}"
+            result.findings[0] = replace(result.findings[0], explanation=result.reason)
+        result.counterexample = result.findings[0]
+        not_kept += len(getattr(tracker, "findings_not_kept", ()))
+        if not_kept:
+            result.figures["findings_not_kept"] = float(not_kept)
     for property_id, violation in sorted(found_elsewhere.items()):
         minimal = minimise(violation, property_id)
         result.found_elsewhere[property_id] = _counterexample(result.property_id, target, minimal, family)
-    if result.counterexample is not None:  # its own finding, under every other rule it broke too
-        for property_id in result.counterexample.broken:
+    # Its own findings, under every other rule they broke too (R0's machine owns every finding).
+    for found in result.findings or ([result.counterexample] if result.counterexample is not None else []):
+        for property_id in found.broken:
             if property_id != result.property_id:
-                result.found_elsewhere.setdefault(property_id, result.counterexample)
+                result.found_elsewhere.setdefault(property_id, found)
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
@@ -383,6 +424,65 @@ def run_to_verdict(
                 result.property_id, situations_missed + branches_missed, unreached_dimensions, tallies
             )
     return result
+
+
+#: Replays the minimiser may spend on all of a property's further findings together
+#: (each gets an equal share): the first finding is minimised as it always was, with
+#: the family's whole budget, and a target with many bugs costs a bounded amount
+#: more. A tenth of one finding's budget: replays of the long, wide traces a search
+#: meets late in a round cost up to seconds each (fifo_replay's R3 took 500 s with
+#: twice a whole budget), and a further finding left longer than minimal still
+#: shows its bug with its own Replay line.
+FURTHER_FINDINGS_REPLAYS = 200
+
+
+def _reproduces(family: PropertyFamily[Any, Any, Any], target: Target, violation: Violation) -> bool:
+    """Whether ``violation``'s trace fails again, breaking one of the same rules, on a fresh buffer."""
+    try:
+        replay(family, target, violation.config, [step.operation for step in violation.steps])
+    except Violation as again:
+        return bool(set(again.broken) & set(violation.broken))
+    except Exception:  # a replay that breaks otherwise did not reproduce the violation
+        return False
+    return False
+
+
+def _owns_nothing(broken: tuple[str, ...]) -> bool:
+    """While findings are collected no violation ends a round (see :func:`_run_round`)."""
+    return False
+
+
+def _minimised_findings(
+    found: list[Violation],
+    property_id: str,
+    minimise: Callable[..., Violation],
+    found_elsewhere: dict[str, Violation],
+) -> tuple[list[Violation], int]:
+    """Each finding minimised on its own, the distinct ones in the order met (at
+    most ``MAX_FINDINGS``), and how many distinct ones were left out.
+
+    The first is minimised as a lone violation always was. Each further one keeps
+    its rule and the coarse part of its signature (harm, operation, lost or added:
+    ``HarmSignature.coarse``) while it shrinks, as Hypothesis keeps a bug's origin
+    while it shrinks it, so that it cannot slip into the first's bug; its byte
+    classes may change (an ``x`` the bug never needed becomes an ``a``); they
+    describe a finding and never split one (``HarmSignature``)."""
+    first = found[0]
+    minimal = [minimise(first, property_id)]
+    if not set(first.broken) & set(minimal[0].broken):
+        # R0's counterexample shrank to one of no rule in particular
+        # (shrink._rules_kept): the rules the first failure broke get their own.
+        for other in first.broken:
+            found_elsewhere.setdefault(other, first)
+    further = found[1:]
+    if further:
+        share = max(1, FURTHER_FINDINGS_REPLAYS // len(further))
+        minimal += [minimise(v, property_id, signature=v.coarse_signature(), budget=share) for v in further]
+    distinct: dict[tuple[tuple[str, ...], str], Violation] = {}
+    for violation in minimal:
+        distinct.setdefault((tuple(violation.broken), violation.coarse_signature()), violation)
+    kept = list(distinct.values())
+    return kept[:MAX_FINDINGS], max(0, len(kept) - MAX_FINDINGS)
 
 
 def _counterexample(machine: str, target: Target, violation: Violation, family: str) -> Counterexample:
@@ -610,6 +710,7 @@ def assemble(
     for result in results.values():
         if result.counterexample is not None:
             result.counterexample = named(result.counterexample)
+        result.findings = [named(found) for found in result.findings]
         result.found_elsewhere = {pid: named(found) for pid, found in result.found_elsewhere.items()}
     _fold_findings(results)
     shown = portable_target(target.name)
@@ -625,6 +726,7 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
     with the shortest counterexample and "found while exploring Rk". R0, the
     master property, is violated by every violation any machine found: if its
     own machine missed them, it takes the shortest, saying where it came from."""
+    every = _every_finding(results)
     offered: dict[str, list[tuple[str, Counterexample]]] = {}
     for machine, result in results.items():
         for property_id, counterexample in result.found_elsewhere.items():
@@ -644,6 +746,41 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
         result.found_by = machine
         result.missing_situations = []
         result.reason = f"found while exploring {machine}: {shortest.explanation}"
+    _master_verdict(results)
+    for property_id, listing in results.items():
+        if listing.verdict == "violated" and listing.counterexample is not None:
+            _list_findings(listing, [found for found in every if property_id == "R0" or property_id in found.broken])
+
+
+def _every_finding(results: dict[str, PropertyResult]) -> list[Counterexample]:
+    """Every finding of every machine, the machines in certificate order: its own
+    (its counterexample, for a result that lists none: from the corpus, an older
+    partial), then those of other rules it met."""
+    every: list[Counterexample] = []
+    for result in results.values():
+        own = result.findings or ([result.counterexample] if result.counterexample is not None else [])
+        every += own
+        every += [found for _, found in sorted(result.found_elsewhere.items())]
+    return every
+
+
+def _list_findings(result: PropertyResult, offered: list[Counterexample]) -> None:
+    """``result.findings``: its counterexample first, then every other finding
+    offered, once per (rules broken, harm signature), at most ``MAX_FINDINGS``;
+    how many distinct ones did not fit is added to ``findings_not_kept``."""
+    assert result.counterexample is not None
+    distinct: dict[tuple[tuple[str, ...], str], Counterexample] = {}
+    for found in [result.counterexample, *result.findings, *offered]:
+        distinct.setdefault(found.finding_key(), found)
+    listed = list(distinct.values())
+    result.findings = listed[:MAX_FINDINGS]
+    if len(listed) > MAX_FINDINGS:
+        result.figures["findings_not_kept"] = result.figures.get("findings_not_kept", 0.0) + len(listed) - MAX_FINDINGS
+
+
+def _master_verdict(results: dict[str, PropertyResult]) -> None:
+    """R0, the master property, is violated by every violation any machine found:
+    if its own machine missed them, it takes the shortest, saying where it came from."""
     master = results.get("R0")
     if master is None or master.verdict == "violated":
         return

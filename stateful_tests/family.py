@@ -201,6 +201,85 @@ def harm_rank(harm: str) -> int:
     return len(HARMS) - HARMS.index(harm) if harm in HARMS else 0
 
 
+def byte_class(byte: int) -> str:
+    """The class of one byte a finding's signature names: the bytes whose
+    mishandling is a bug of its own (line endings, tabs, NUL, non-ASCII) each
+    have theirs; every other byte is ``other``."""
+    named = {0x0D: "CR", 0x0A: "LF", 0x09: "tab", 0x00: "NUL"}
+    if byte in named:
+        return named[byte]
+    return "high" if byte >= 0x80 else "other"
+
+
+def operation_kind(operation: Any) -> str:
+    """What kind of step failed, as a signature names it: a splice is an insert,
+    a delete or a replace (a bug that drops CRs from inserted text and one that
+    loses bytes of a long delete both fail on a splice); any other operation
+    by its kind (``rollback``, ``rollback_to``, ``crash_during``, ...)."""
+    kind = str(getattr(operation, "kind", type(operation).__name__))
+    if kind != "splice":
+        return kind
+    deletes, inserts = bool(operation.delete_length), bool(operation.insert)
+    return "replace" if deletes and inserts else "delete" if deletes else "insert" if inserts else "empty splice"
+
+
+@dataclass(frozen=True)
+class HarmSignature:
+    """What tells one bug's findings from another's (issue 43), computed from a
+    failing step's allowed outcomes and the target's actual one.
+
+    Hypothesis tells bugs apart by where the exception came from; a target
+    under certification raises nothing, it hands back wrong bytes, so rollcert
+    tells them apart by the harm instead: the harm class (:data:`HARMS`); the
+    kind of operation that failed (:func:`operation_kind`); relative to the
+    nearest allowed outcome, whether bytes were ``lost``, ``added`` or
+    ``changed`` (same length); and the classes of the bytes in that difference
+    (:func:`byte_class`). A target that drops CRs from inserts and rolls back
+    a long delete short fails on inserts losing CR and on rollbacks losing
+    other bytes: two signatures. The same bug met many times gives one, once
+    its findings are minimised (the minimiser makes every byte the bug does
+    not need an ``a``); but a finding left long (the budget for further
+    findings is small) keeps the bytes it was met on, and one FIFO replay met on
+    twenty buffers named twenty byte mixes. So findings are told apart by the
+    :meth:`coarse` part (harm, operation, direction) and the byte classes only
+    describe each one; the minimiser of a further finding keeps the coarse part."""
+
+    harm: str
+    operation: str
+    direction: str = ""
+    classes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        text = f"{self.harm or 'mismatch'} on {self.operation}"
+        if self.direction:
+            text += f": {self.direction} {'+'.join(self.classes) or 'nothing'}"
+        return text
+
+    def coarse(self) -> str:
+        """What minimising a finding may not change: the signature without its byte
+        classes, a splice of any shape (a CR dropped from a replace shrinks to one
+        dropped from an insert, and is then told to be the same finding)."""
+        splice = self.operation in ("insert", "delete", "replace", "empty splice")
+        return str(HarmSignature(self.harm, "splice" if splice else self.operation, self.direction))
+
+
+def harm_signature(record: StepRecord) -> HarmSignature:
+    """The :class:`HarmSignature` of a failing step (see there)."""
+    actual = record.actual
+    allowed = record.allowed or (record.expected,)
+    spans = [(span, seen) for seen in allowed if (span := first_difference(seen.buffer, actual.buffer)) is not None]
+    if len(spans) < len(allowed) or not spans:  # some allowed outcome has the very bytes: nothing to compare
+        return HarmSignature(record.harm, operation_kind(record.operation))
+    (start, end_e, end_a), nearest = min(spans, key=lambda item: max(item[0][1], item[0][2]) - item[0][0])
+    wanted, got = nearest.buffer[start:end_e], actual.buffer[start:end_a]
+    direction = "lost" if len(got) < len(wanted) else "added" if len(got) > len(wanted) else "changed"
+    difference = (Counter(wanted) - Counter(got)) + (Counter(got) - Counter(wanted))
+    if not difference:  # the same bytes in another order (put back in the wrong place): name them
+        difference = Counter(wanted)
+    classes = tuple(sorted({byte_class(byte) for byte in difference}))
+    return HarmSignature(record.harm, operation_kind(record.operation), direction, classes)
+
+
 @dataclass(frozen=True)
 class Reading(Generic[StateT]):
     """One outcome the model allows for a step: the state it leaves, and the
@@ -334,6 +413,14 @@ def explain(record: StepRecord) -> str:
     return " ".join(lines)
 
 
+#: The most distinct findings a property's list holds on a certificate (issue 43);
+#: a certificate says when a run met more.
+MAX_FINDINGS = 8
+#: The most a run records before minimising: the same bug met on other bytes
+#: (an LF lost here, an ``x`` there) can look like two until minimised.
+FINDINGS_RECORDED = 2 * MAX_FINDINGS
+
+
 def owner_of(property_id: str) -> Callable[[tuple[str, ...]], bool]:
     """Whether a violation that broke these rules is ``property_id``'s own finding:
     one that broke its clause, or any for R0, the master property, whose machine
@@ -360,6 +447,15 @@ class Tracker:
         self.found_elsewhere: dict[str, Any] = {}
         #: The world the run reached (bytes, sizes, depth: rollcert.stateful_tests.world).
         self.world = WorldTally()
+        #: Whether the run goes on after this property's own first finding
+        #: (``certify`` turns it on; a machine run by hand raises, as before).
+        self.keep_searching = False
+        #: This property's own findings (issue 43), by (rules broken, harm
+        #: signature): the first failing example of each, before minimising, in
+        #: the order met; at most :data:`FINDINGS_RECORDED`.
+        self.findings: dict[tuple[tuple[str, ...], str], Any] = {}
+        #: The keys of distinct findings met once ``findings`` was full.
+        self.findings_not_kept: set[tuple[tuple[str, ...], str]] = set()
 
     def owns(self, broken: tuple[str, ...]) -> bool:
         """Whether a violation that broke ``broken`` is this machine's own finding."""
@@ -369,6 +465,21 @@ class Tracker:
         """Keep ``violation`` for each property it broke that has none yet."""
         for property_id in broken:
             self.found_elsewhere.setdefault(property_id, violation)
+
+    def collected(self, violation: Any) -> bool:
+        """Record one of this property's own findings and say whether the run
+        goes on (``keep_searching``): a new (rules, signature) is kept, a repeat
+        of one already kept is only set aside. Like Hypothesis's multi-bug
+        reporting, but distinct by the harm, not by where an exception came from."""
+        if not self.keep_searching:
+            return False
+        key = (tuple(violation.broken), violation.coarse_signature())
+        if key not in self.findings:
+            if len(self.findings) < FINDINGS_RECORDED:
+                self.findings[key] = violation
+            else:
+                self.findings_not_kept.add(key)
+        return True
 
 
 #: A minimisation move: (family, config, operations) -> candidate traces, each

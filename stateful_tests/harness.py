@@ -76,7 +76,12 @@ class FamilyMachine(RuleBasedStateMachine):
             self.live.execute(operation)
         except Violation as violation:
             if self.tracker.owns(violation.broken):
-                raise
+                if not self.tracker.collected(violation):
+                    raise
+                # Its own finding, recorded (or a repeat of one): the run searches on
+                # for findings of other bugs (issue 43), and this example ends.
+                note(f"a finding ({violation.signature}), recorded; this example ends")
+                reject()
             # Another rule's finding: recorded there ("found while exploring" this
             # property), and this example ends; the run goes on with the next one.
             self.tracker.found(violation.broken, violation)

@@ -429,7 +429,15 @@ def _smaller_numbers(value: int) -> Iterator[int]:
     yield value - 1
 
 
-def minimise(family: Family, target: Target, violation: Violation, property_id: str | None = None) -> Violation:
+def minimise(
+    family: Family,
+    target: Target,
+    violation: Violation,
+    property_id: str | None = None,
+    *,
+    signature: str | None = None,
+    budget: int | None = None,
+) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy moves,
     each checked by replaying it on ``target``, within the family's replay budget.
 
@@ -440,8 +448,13 @@ def minimise(family: Family, target: Target, violation: Violation, property_id: 
     another rule. Among candidates of the
     same length, one that is less harmful (:func:`harm_rank`: a depth off by
     one rather than wrong bytes) is passed over, so the property's harm stays
-    in view; a shorter one is always taken."""
-    budget = family.replay_budget
+    in view; a shorter one is always taken.
+
+    With ``signature`` (a coarse harm signature, ``HarmSignature.coarse``) a
+    candidate must also keep it: a further finding of a run that met several
+    is minimised without slipping into another bug's (issue 43). ``budget``
+    replaces the family's replay budget."""
+    budget = family.replay_budget if budget is None else budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
     rules = _rules_kept(violation, property_id)
@@ -458,7 +471,11 @@ def minimise(family: Family, target: Target, violation: Violation, property_id: 
             try:
                 replay(family, target, config, candidate)
             except Violation as found:
-                if _keeps(found, best, rules) and _fails_again(family, target, config, candidate, rules, skipped):
+                if (
+                    _keeps(found, best, rules)
+                    and (signature is None or found.coarse_signature() == signature)
+                    and _fails_again(family, target, config, candidate, rules, skipped, signature)
+                ):
                     budget -= CONFIRMING_REPLAYS
                     best = found
                     improved = True
@@ -475,6 +492,7 @@ def _fails_again(
     operations: list[Any],
     rules: tuple[str, ...],
     skipped: tuple[type[Exception], ...],
+    signature: str | None = None,
 ) -> bool:
     """Whether ``operations`` still breaks one of ``rules`` on each of
     :data:`CONFIRMING_REPLAYS` more replays (see there)."""
@@ -483,6 +501,8 @@ def _fails_again(
             replay(family, target, config, operations)
         except Violation as again:
             if not set(rules) & set(again.broken):
+                return False
+            if signature is not None and again.coarse_signature() != signature:
                 return False
         except skipped:
             return False
