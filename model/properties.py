@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from typing import Generic
 from typing import TypeVar
 
@@ -605,20 +607,32 @@ def _r6_broken(step: RollbackStep) -> bool:
     return seen.buffer not in misplaced and seen.buffer not in _other_orders(step)
 
 
-def _differing_span(expected: bytes, actual: bytes) -> tuple[int, int] | None:
-    """``[start, end)`` of ``expected`` that ``actual`` does not share: what is left
-    of it once their common prefix and suffix are stripped (``None``: equal)."""
+def first_difference(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[int, int, int] | None:
+    """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
+
+    The span is what remains after stripping the common prefix and suffix, so it
+    marks exactly the bytes a reader should look at. It takes any sequence: on
+    the diff model's cells (identity-tagged bytes) it is exact, never fooled by
+    repeated text.
+    """
     if expected == actual:
         return None
     start = 0
     limit = min(len(expected), len(actual))
     while start < limit and expected[start] == actual[start]:
         start += 1
-    end_expected, end_actual = len(expected), len(actual)
-    while end_expected > start and end_actual > start and expected[end_expected - 1] == actual[end_actual - 1]:
-        end_expected -= 1
-        end_actual -= 1
-    return start, end_expected
+    end_e, end_a = len(expected), len(actual)
+    while end_e > start and end_a > start and expected[end_e - 1] == actual[end_a - 1]:
+        end_e -= 1
+        end_a -= 1
+    return start, end_e, end_a
+
+
+def _differing_span(expected: bytes, actual: bytes) -> tuple[int, int] | None:
+    """``[start, end)`` of ``expected`` that ``actual`` does not share: what is left
+    of it once their common prefix and suffix are stripped (``None``: equal)."""
+    span = first_difference(expected, actual)
+    return None if span is None else (span[0], span[1])
 
 
 def _wrong_only_where_restored(step: RollbackStep) -> bool:

@@ -39,6 +39,7 @@ from typing import TypeVar
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.model.properties import Property
+from rollcert.model.properties import first_difference
 from rollcert.stateful_tests.world import WorldTally
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
@@ -350,27 +351,6 @@ def shown_repr(data: bytes, focus: int = 0) -> str:
     """``repr(data)``, or of its window around ``focus`` when it is long."""
     start, end = shown_window(len(data), focus)
     return elided(repr(data[start:end]), start, end, len(data))
-
-
-def first_difference(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[int, int, int] | None:
-    """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
-
-    The span is what remains after stripping the common prefix and suffix, so it
-    marks exactly the bytes a reader should look at. It takes any sequence: on
-    the diff model's cells (identity-tagged bytes) it is exact, never fooled by
-    repeated text.
-    """
-    if expected == actual:
-        return None
-    start = 0
-    limit = min(len(expected), len(actual))
-    while start < limit and expected[start] == actual[start]:
-        start += 1
-    end_e, end_a = len(expected), len(actual)
-    while end_e > start and end_a > start and expected[end_e - 1] == actual[end_a - 1]:
-        end_e -= 1
-        end_a -= 1
-    return start, end_e, end_a
 
 
 def explain(record: StepRecord) -> str:
