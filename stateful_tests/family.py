@@ -259,9 +259,14 @@ class HarmSignature:
     def coarse(self) -> str:
         """What minimising a finding may not change: the signature without its byte
         classes, a splice of any shape (a CR dropped from a replace shrinks to one
-        dropped from an insert, and is then told to be the same finding)."""
+        dropped from an insert, and is then told to be the same finding), and an
+        undo of either kind: ``rollback_to`` replays the same inverse records as
+        ``rollback(n)``, so one wrong inverse fails both (a short restore met as
+        "on rollback" and "on rollback_to" was two findings of one bug)."""
         splice = self.operation in ("insert", "delete", "replace", "empty splice")
-        return str(HarmSignature(self.harm, "splice" if splice else self.operation, self.direction))
+        undo = self.operation in ("rollback", "rollback_to")
+        operation = "splice" if splice else "undo" if undo else self.operation
+        return str(HarmSignature(self.harm, operation, self.direction))
 
 
 def harm_signature(record: StepRecord) -> HarmSignature:

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from rollcert.model.operations import Compact
+from rollcert.model.operations import Flush
 from rollcert.model.operations import Rollback
-from rollcert.model.operations import RollbackTo
 from rollcert.model.operations import Splice
 from rollcert.reports.certificate import render_junit
 from rollcert.reports.certificate import render_markdown
@@ -174,7 +174,7 @@ def test_a_property_lists_at_most_eight_findings_and_says_how_many_it_left_out()
 
     # Ten distinct findings: four kinds of step, each losing, adding or changing bytes.
     shapes = ((b"xy", b"x"), (b"x", b"xy"), (b"xy", b"xz"))
-    steps = (Rollback(1), RollbackTo(0), Splice(0, 0, b"x"), Compact(1))
+    steps = (Rollback(1), Flush(), Splice(0, 0, b"x"), Compact(1))  # rollback_to counts as rollback: one undo
     findings = [finding(step, expected, actual) for step in steps for expected, actual in shapes][:10]
     assert len({found.finding_key() for found in findings}) == 10
     result = PropertyResult("R0", "violated", "No silent corruption", counterexample=findings[0], findings=findings)
