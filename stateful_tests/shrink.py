@@ -22,6 +22,7 @@ offered after all the others, for the dead ends where no single move helps.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -391,6 +392,28 @@ def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
                 yield config, [*operations[:index], shorter, *later]
 
 
+def unused_tail(config: BufferConfig, operations: list[Any]) -> Candidates:
+    """The start buffer cut after the last byte the trace can reach, then to a
+    sixteenth of that, then to nothing: a start-size move, tried first on a further
+    finding (``certify``'s second pass, issue 43), whose example may start from a
+    64 KiB or 1.25 MiB buffer drawn to reach the world's sizes. Every replay of
+    such a trace costs up to 0.155 s, and halving (:func:`cuts_with_shift`) needs
+    a confirmed move per halving; a cut of the tail moves no offset, so one
+    replay can drop a megabyte.
+
+    What the trace can reach is bounded by its edits: no offset or removal reaches
+    past the largest ``offset + delete_length`` plus every byte removed before it
+    (a removal moves later bytes of the start forward). Replay decides whether a
+    cut still fails, as for every move (a bug that needs the buffer's size keeps it)."""
+    initial = config.initial
+    edits = [edit for edit in map(_edit_of, operations) if edit is not None]
+    reach = max((edit.offset + edit.delete_length for edit in edits), default=0)
+    reach += sum(edit.delete_length for edit in edits)
+    for size in dict.fromkeys((reach, reach // 16, 0)):
+        if size < len(initial):
+            yield replace(config, initial=initial[:size]), operations
+
+
 def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
     """Simpler versions of an edit (anything with offset, delete_length and insert):
     a shorter insert, a shorter delete, an offset nearer the start. With
@@ -437,6 +460,7 @@ def minimise(
     *,
     signature: str | None = None,
     budget: int | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy moves,
     each checked by replaying it on ``target``, within the family's replay budget.
@@ -452,8 +476,10 @@ def minimise(
 
     With ``signature`` (a coarse harm signature, ``HarmSignature.coarse``) a
     candidate must also keep it: a further finding of a run that met several
-    is minimised without slipping into another bug's (issue 43). ``budget``
-    replaces the family's replay budget."""
+    is minimised without slipping into another bug's (issue 43); its start
+    buffer is cut first (:func:`unused_tail`: it was not shrunk by the search
+    that met it). ``budget`` replaces the family's replay budget; ``stop`` ends
+    the pass early (the further search's time), with the best trace so far."""
     budget = family.replay_budget if budget is None else budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
@@ -462,11 +488,15 @@ def minimise(
     while improved and budget > 0:
         improved = False
         operations = [step.operation for step in best.steps]
-        for config, candidate in family.candidates(best.config, operations):
+        moves = family.candidates(best.config, operations)
+        if signature is not None:
+            moves = itertools.chain(unused_tail(best.config, operations), moves)
+        for config, candidate in moves:
             if not family.generable(config, candidate, target):
                 continue
             budget -= 1
-            if budget <= 0:
+            if budget <= 0 or (stop is not None and stop()):
+                budget = 0
                 break
             try:
                 replay(family, target, config, candidate)
