@@ -53,11 +53,12 @@ from rollcert.stateful_tests.family import MAX_FINDINGS
 from rollcert.stateful_tests.family import REFUSED
 from rollcert.stateful_tests.family import WRONG_ERROR
 from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import SearchLimits
+from rollcert.stateful_tests.family import SearchSpent
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import owner_of
 from rollcert.stateful_tests.judge import Violation
 from rollcert.stateful_tests.judge import interrupted_by_user
-from rollcert.stateful_tests.judge import replay
 from rollcert.stateful_tests.judge import watching_for_ctrl_c
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.profiles import Profile
@@ -233,11 +234,15 @@ def _certify_property(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
         minimise=lambda violation, pid, **keep: minimise(family, target, violation, pid, **keep),
-        family=family.name, progress=progress, reproduces=partial(_reproduces, family, target),
+        family=family.name, progress=progress,
+        further=partial(
+            _search_further, lambda other: family.build_machine(target, property_id, other), property_id, profile
+        ),
         only_round=only_round,
         dimensions=dimensions,
     )
-    result.figures = figures_of(family, tracker.tallies)
+    further_figures = {name: result.figures[name] for name in FURTHER_FIGURES if name in result.figures}
+    result.figures = figures_of(family, tracker.tallies) | further_figures
     result.world = world_report(world, tracker.world, dimensions, chunk_matters)
     if record is not None:
         record.ran = True
@@ -283,7 +288,7 @@ def run_to_verdict(
     progress: ProgressSink | None = None,
     only_round: int | None = None,
     dimensions: Sequence[_Situation] = (),
-    reproduces: Callable[[Violation], bool] | None = None,
+    further: Callable[[list[Violation], int, SearchLimits, Callable[..., Violation]], list[Violation]] | None = None,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -302,39 +307,35 @@ def run_to_verdict(
 
     ``dimensions`` (the world's, counted in ``tracker.world``) are required like the situations.
 
-    A tracker with ``findings`` (:class:`~rollcert.stateful_tests.family.Tracker`)
-    makes the run go on after the property's first failure, to the end of that
-    round, recording the first example of each distinct finding (issue 43); the
-    round that found one ends the property, as a raised violation did, and each
-    finding is minimised on its own (:func:`_minimised_findings`).
+    The run raises on the property's first failure and that failure is minimised,
+    as it always was: it is the counterexample. ``further`` (``certify``'s
+    :func:`_search_further`) then searches on, within bounds the first pass sets
+    (:func:`further_limits`), for findings of other bugs (issue 43); each is
+    listed after the counterexample in ``result.findings``, and the figures
+    ``further_search_examples`` and ``further_search_cut`` say how much it ran.
     """
     started = time.perf_counter()
+    started_cpu = time.process_time()
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
     # The model's branches this run must reach (rollcert.stateful_tests.model_coverage).
     branches = model_coverage.BranchRun(family, machine)
     tracked = getattr(tracker, "tallies", None)  # the run's calls per kind (causes.count_call), filled as it runs
     tallies: Counter[str] = tracked if isinstance(tracked, Counter) else Counter()
-    own: dict[Any, Violation] | None = getattr(tracker, "findings", None)
-    if own is not None:
-        tracker.keep_searching = True  # type: ignore[attr-defined]
-    # While findings are collected, every violation in a restarted round was set aside and recorded.
-    owns = owner_of(result.property_id) if own is None else _owns_nothing
+    round_seed = seed
+    known: list[Violation] = []  # the first pass's finding, minimised and as met: the second pass's known ones
     try:
         with _sampling(progress, result.property_id, tracker), branches:
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
+                round_seed = seed + round_number * ROUND_SEED_STRIDE
                 try:
-                    restarts = _run_round(machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owns)
+                    restarts = _run_round(machine, profile, round_seed, owns=owner_of(result.property_id))
                 except Unsatisfiable:
-                    if not found_elsewhere and not own:
+                    if not found_elsewhere:
                         raise
-                    if own:
-                        break
                     continue  # every example of the round ran into another rule's finding
                 if restarts:
                     result.figures["rounds_restarted"] = result.figures.get("rounds_restarted", 0.0) + restarts
                 branches.round_ended()
-                if own:
-                    break  # the round that found this property's own violations ends it
                 if (
                     all(tracker.reached[s.name] for s in situations)
                     and not _unreached(tracker, dimensions)
@@ -350,6 +351,7 @@ def run_to_verdict(
                 )
             first = error
             error = minimise(error, result.property_id)
+            known = [error, first]
             if not set(first.broken) & set(error.broken):
                 # R0's counterexample shrank to one of no rule in particular
                 # (shrink._rules_kept): the rules the first failure broke get their own.
@@ -377,28 +379,14 @@ def run_to_verdict(
         else:
             result.verdict = "error"
             result.reason = f"the adapter raised {describe_exception(error)}"
-    if own and reproduces is not None and not reproduces(next(iter(own.values()))):
-        # What Hypothesis's replay of a raised failure said before the run went on past it.
-        result.verdict = "error"
-        result.reason = "the SUT is not deterministic: a failure did not reproduce (its trace replayed without failing)"
-        own = {}
-    if own and result.verdict != "violated":
-        # The property's own findings: a violation beats an error met later in the round.
-        if progress is not None:
-            first = next(iter(own.values()))
-            progress.violation(result.property_id, f"step {len(first.steps)}: {first.explanation}")
-        kept, not_kept = _minimised_findings(list(own.values()), result.property_id, minimise, found_elsewhere)
-        result.verdict = "violated"
-        result.reason = kept[0].explanation
-        result.findings = [_counterexample(result.property_id, target, found, family) for found in kept]
-        cause = _always_refused(kept[0], tallies)
-        if cause:  # the cause, not the symptom: an operation that never works at all
-            result.reason = f"{cause}. {kept[0].explanation}"
-            result.findings[0] = replace(result.findings[0], explanation=result.reason)
-        result.counterexample = result.findings[0]
-        not_kept += len(getattr(tracker, "findings_not_kept", ()))
-        if not_kept:
-            result.figures["findings_not_kept"] = float(not_kept)
+    if known and further is not None:
+        first_pass = (time.process_time() - started_cpu, time.perf_counter() - started)
+        limits = further_limits(profile, *first_pass)
+        more = further(known, round_seed, limits, minimise)
+        result.findings += [_counterexample(result.property_id, target, found, family) for found in more]
+        result.figures["further_search_examples"] = float(limits.examples_run)
+        if limits.spent == "time":
+            result.figures["further_search_cut"] = 1.0
     for property_id, violation in sorted(found_elsewhere.items()):
         minimal = minimise(violation, property_id)
         result.found_elsewhere[property_id] = _counterexample(result.property_id, target, minimal, family)
@@ -426,63 +414,130 @@ def run_to_verdict(
     return result
 
 
-#: Replays the minimiser may spend on all of a property's further findings together
-#: (each gets an equal share): the first finding is minimised as it always was, with
-#: the family's whole budget, and a target with many bugs costs a bounded amount
-#: more. A tenth of one finding's budget: replays of the long, wide traces a search
-#: meets late in a round cost up to seconds each (fifo_replay's R3 took 500 s with
-#: twice a whole budget), and a further finding left longer than minimal still
-#: shows its bug with its own Replay line.
-FURTHER_FINDINGS_REPLAYS = 200
+#: The figures the search for further findings leaves on a property's result
+#: (:func:`run_to_verdict`): the examples it started, and 1 when its time, not its
+#: examples, ended it (then two runs of one seed may list different findings).
+FURTHER_FIGURES = ("further_search_examples", "further_search_cut")
+#: The search for further findings may start this share of one round's examples
+#: (the profile's ``max_examples``): 10 at quick, 30 at ci, 200 at thorough, the
+#: bound a search normally meets, so that two runs of one seed list the same
+#: findings. Its examples start small (``strategies.start_from``), a few
+#: milliseconds each on an in-process target: a violated property's run costs
+#: about a fifth more CPU at quick (measured in docs/findings.md), and a second
+#: bug met about as often as the first is met within it (issue 43's two R0 bugs:
+#: both listed on 9 seeds of 10 at quick).
+FURTHER_EXAMPLES_SHARE = 0.1
+#: ... and at most a quarter of the first pass's own CPU seconds (its search and
+#: its counterexample's minimisation), or :data:`FURTHER_SECONDS_FLOOR` if more:
+#: a backstop for a slow target, whose every replay costs what a whole example
+#: of an in-process one does (a server started per replay, 50-200 ms). When it
+#: ends a search, the figure ``further_search_cut`` says so.
+FURTHER_SECONDS_SHARE = 0.25
+FURTHER_SECONDS_FLOOR = 0.5
+#: Wall-clock seconds may run this many times the CPU bound: a target behind a
+#: protocol spends its time in another process, and a loaded machine stretches
+#: both passes alike.
+FURTHER_WALL_FACTOR = 4.0
+#: CPU seconds a further finding's minimisation may take when the search's time is
+#: spent (then the search ends after it).
+FURTHER_MINIMISE_FLOOR = 0.1
+#: Replays the minimiser may spend on each further finding: under a tenth of one
+#: finding's budget, a few milliseconds each once its start buffer is cut
+#: (``shrink.unused_tail``). One left longer than minimal still shows its bug
+#: with its own Replay line.
+FURTHER_FINDINGS_REPLAYS = 150
+#: The search's Hypothesis runs are seeded ``round seed + FURTHER_SEED_OFFSET + k``:
+#: examples the first pass did not draw, and a fresh run after each new finding.
+FURTHER_SEED_OFFSET = 500_009
 
 
-def _reproduces(family: PropertyFamily[Any, Any, Any], target: Target, violation: Violation) -> bool:
-    """Whether ``violation``'s trace fails again, breaking one of the same rules, on a fresh buffer."""
-    try:
-        replay(family, target, violation.config, [step.operation for step in violation.steps])
-    except Violation as again:
-        return bool(set(again.broken) & set(violation.broken))
-    except Exception:  # a replay that breaks otherwise did not reproduce the violation
-        return False
-    return False
+def further_limits(profile: Profile, cpu: float, wall: float) -> SearchLimits:
+    """The bounds of the search for further findings after a first pass that took
+    ``cpu`` and ``wall`` seconds (see :data:`FURTHER_EXAMPLES_SHARE` and
+    :data:`FURTHER_SECONDS_SHARE`)."""
+    seconds = max(FURTHER_SECONDS_SHARE * cpu, FURTHER_SECONDS_FLOOR)
+    wall_seconds = FURTHER_WALL_FACTOR * max(FURTHER_SECONDS_SHARE * wall, FURTHER_SECONDS_FLOOR)
+    return SearchLimits(max(1, int(profile.max_examples * FURTHER_EXAMPLES_SHARE)), seconds, wall_seconds)
 
 
-def _owns_nothing(broken: tuple[str, ...]) -> bool:
-    """While findings are collected no violation ends a round (see :func:`_run_round`)."""
-    return False
-
-
-def _minimised_findings(
-    found: list[Violation],
+def _search_further(
+    build: Callable[[Tracker], type[RuleBasedStateMachine]],
     property_id: str,
+    profile: Profile,
+    first: list[Violation],
+    round_seed: int,
+    limits: SearchLimits,
     minimise: Callable[..., Violation],
-    found_elsewhere: dict[str, Violation],
-) -> tuple[list[Violation], int]:
-    """Each finding minimised on its own, the distinct ones in the order met (at
-    most ``MAX_FINDINGS``), and how many distinct ones were left out.
+) -> list[Violation]:
+    """Findings of other bugs than ``first`` (the property's minimised
+    counterexample, and the failure it was minimised from), each minimised, at
+    most ``MAX_FINDINGS - 1``, within ``limits``.
 
-    The first is minimised as a lone violation always was. Each further one keeps
-    its rule and the coarse part of its signature (harm, operation, lost or added:
-    ``HarmSignature.coarse``) while it shrinks, as Hypothesis keeps a bug's origin
-    while it shrinks it, so that it cannot slip into the first's bug; its byte
-    classes may change (an ``x`` the bug never needed becomes an ``a``); they
-    describe a finding and never split one (``HarmSignature``)."""
-    first = found[0]
-    minimal = [minimise(first, property_id)]
-    if not set(first.broken) & set(minimal[0].broken):
-        # R0's counterexample shrank to one of no rule in particular
-        # (shrink._rules_kept): the rules the first failure broke get their own.
-        for other in first.broken:
-            found_elsewhere.setdefault(other, first)
-    further = found[1:]
-    if further:
-        share = max(1, FURTHER_FINDINGS_REPLAYS // len(further))
-        minimal += [minimise(v, property_id, signature=v.coarse_signature(), budget=share) for v in further]
-    distinct: dict[tuple[tuple[str, ...], str], Violation] = {}
-    for violation in minimal:
-        distinct.setdefault((tuple(violation.broken), violation.coarse_signature()), violation)
-    kept = list(distinct.values())
-    return kept[:MAX_FINDINGS], max(0, len(kept) - MAX_FINDINGS)
+    The second pass of issue 43. The first pass raised on its first failure, so
+    the counterexample costs what it always did. This pass runs the property's
+    machine again on a fresh tracker (the certificate's examples, coverage and
+    figures stay the first pass's), seeded apart from the round that failed.
+    An example that shows a finding already known ends as a non-failure
+    (``Tracker.is_new``); a new one raises out of Hypothesis and is minimised
+    keeping its rules and coarse signature (its start buffer cut first, within
+    :data:`FURTHER_FINDINGS_REPLAYS` replays and the time left, or a floor of
+    its own), and the next run looks for yet another. The search stops at the
+    first run that meets nothing new, at ``MAX_FINDINGS``, or when ``limits``
+    are spent (``Tracker.check_limits``). Another rule's finding met here is not
+    recorded (the first pass's are), and a failure of the search itself (an
+    error, a replay that did not fail again) only ends it: the verdict is the
+    first pass's."""
+    tracker = Tracker(property_id)
+    tracker.known = {violation.finding_key() for violation in first}
+    tracker.limits = limits
+    machine = build(tracker)
+    found: list[Violation] = []
+    limits.start()
+    for attempt in range(MAX_FINDINGS - 1):
+        tracker.met = None
+        remaining = replace(profile, max_examples=max(1, limits.examples - tracker.examples))
+        try:
+            _run_round(machine, remaining, round_seed + FURTHER_SEED_OFFSET + attempt)
+        except SearchSpent:
+            met = tracker.met  # a new finding met as the limits ran out (Hypothesis was replaying it)
+        except BaseException as raised:
+            if isinstance(raised, KeyboardInterrupt) and interrupted_by_user():
+                raise
+            met = _first_violation(raised)
+            if not isinstance(met, Violation):
+                break  # an error, or a new finding that did not fail again: the search ends
+        else:
+            break  # the examples left met nothing new
+        if met is None:
+            break
+        minimal = _minimised_further(met, property_id, limits, minimise)
+        tracker.known |= {met.finding_key(), minimal.finding_key()}
+        if all(minimal.finding_key() != other.finding_key() for other in [*first, *found]):
+            found.append(minimal)
+        if limits.spent:
+            break
+    limits.examples_run = tracker.examples
+    return found
+
+
+def _minimised_further(
+    met: Violation, property_id: str, limits: SearchLimits, minimise: Callable[..., Violation]
+) -> Violation:
+    """A further finding minimised: its rules and coarse signature kept (as
+    Hypothesis keeps a bug's origin while it shrinks it, so that it cannot slip
+    into another bug's counterexample), within :data:`FURTHER_FINDINGS_REPLAYS`
+    replays and the search's time left, but never less than
+    :data:`FURTHER_MINIMISE_FLOOR` of its own: a finding met as the time ran out
+    still has its start buffer cut (``shrink.unused_tail``) before it is shown."""
+    cpu, wall = limits.used()
+    left = max(limits.cpu_seconds - cpu, FURTHER_MINIMISE_FLOOR)
+    wall_left = max(limits.wall_seconds - wall, FURTHER_WALL_FACTOR * FURTHER_MINIMISE_FLOOR)
+    deadline = (time.process_time() + left, time.perf_counter() + wall_left)
+
+    def stop() -> bool:
+        return time.process_time() > deadline[0] or time.perf_counter() > deadline[1]
+
+    return minimise(met, property_id, signature=met.coarse_signature(), budget=FURTHER_FINDINGS_REPLAYS, stop=stop)
 
 
 def _counterexample(machine: str, target: Target, violation: Violation, family: str) -> Counterexample:

@@ -22,6 +22,7 @@ found it.
 
 from __future__ import annotations
 
+import time
 from abc import ABC
 from abc import abstractmethod
 from collections import Counter
@@ -58,6 +59,14 @@ class NotGenerable(Exception):
     """A trace step this family's machine could never have produced (say, a diff
     whose hunks no longer fit its snapshot after shrinking changed an earlier
     step). Not a verdict: the trace is not a test of this target."""
+
+
+class SearchSpent(BaseException):
+    """The search for further findings (``certify``'s second pass, issue 43) spent
+    its examples or its time: raised from the machine to end that Hypothesis run
+    at once. A ``BaseException``, as :class:`~rollcert.targets.adapter.CallTimeout`
+    is: Hypothesis takes an ``Exception`` from a test for a failure to report,
+    and lets this through untouched."""
 
 
 class Unjudgeable(Exception):
@@ -401,9 +410,42 @@ def explain(record: StepRecord) -> str:
 #: The most distinct findings a property's list holds on a certificate (issue 43);
 #: a certificate says when a run met more.
 MAX_FINDINGS = 8
-#: The most a run records before minimising: the same bug met on other bytes
-#: (an LF lost here, an ``x`` there) can look like two until minimised.
-FINDINGS_RECORDED = 2 * MAX_FINDINGS
+
+#: A finding's identity (issue 43): the rules it broke and its harm signature's
+#: coarse part (``HarmSignature.coarse``).
+FindingKey = tuple[tuple[str, ...], str]
+
+
+@dataclass
+class SearchLimits:
+    """What ``certify``'s search for further findings may spend (issue 43): the
+    examples it may start (Hypothesis's own, its replays of a failure included),
+    and the process CPU and wall-clock seconds from ``started``. The examples
+    bound is the one a run normally meets, so that two runs of one seed list the
+    same findings; the seconds are a backstop against slow examples (a 1.25 MiB
+    start costs 0.155 s a replay), and a certificate says when they cut a search."""
+
+    examples: int
+    cpu_seconds: float
+    wall_seconds: float
+    started: tuple[float, float] = (0.0, 0.0)
+    #: Why the search ended early (``"examples"`` or ``"time"``), once it has.
+    spent: str = ""
+    #: The examples it started, once it is over.
+    examples_run: int = 0
+
+    def start(self) -> None:
+        self.started = (time.process_time(), time.perf_counter())
+
+    def used(self) -> tuple[float, float]:
+        """CPU and wall-clock seconds since :meth:`start`."""
+        return time.process_time() - self.started[0], time.perf_counter() - self.started[1]
+
+    def out_of_time(self) -> bool:
+        cpu, wall = self.used()
+        if cpu > self.cpu_seconds or wall > self.wall_seconds:
+            self.spent = self.spent or "time"
+        return self.spent == "time"
 
 
 def owner_of(property_id: str) -> Callable[[tuple[str, ...]], bool]:
@@ -432,15 +474,14 @@ class Tracker:
         self.found_elsewhere: dict[str, Any] = {}
         #: The world the run reached (bytes, sizes, depth: rollcert.stateful_tests.world).
         self.world = WorldTally()
-        #: Whether the run goes on after this property's own first finding
-        #: (``certify`` turns it on; a machine run by hand raises, as before).
-        self.keep_searching = False
-        #: This property's own findings (issue 43), by (rules broken, harm
-        #: signature): the first failing example of each, before minimising, in
-        #: the order met; at most :data:`FINDINGS_RECORDED`.
-        self.findings: dict[tuple[tuple[str, ...], str], Any] = {}
-        #: The keys of distinct findings met once ``findings`` was full.
-        self.findings_not_kept: set[tuple[tuple[str, ...], str]] = set()
+        #: Set for ``certify``'s search for further findings only (issue 43): the
+        #: findings already known, whose examples now end without failing the
+        #: run; ``None`` in the first pass, which raises on its first own finding.
+        self.known: set[FindingKey] | None = None
+        #: That search's bounds (checked as each example and step starts).
+        self.limits: SearchLimits | None = None
+        #: The newest new finding that search met (``is_new``).
+        self.met: Any = None
 
     def owns(self, broken: tuple[str, ...]) -> bool:
         """Whether a violation that broke ``broken`` is this machine's own finding."""
@@ -448,23 +489,35 @@ class Tracker:
 
     def found(self, broken: tuple[str, ...], violation: Any) -> None:
         """Keep ``violation`` for each property it broke that has none yet."""
+        if self.known is not None:
+            return  # the search for further findings looks for this property's only
         for property_id in broken:
             self.found_elsewhere.setdefault(property_id, violation)
 
-    def collected(self, violation: Any) -> bool:
-        """Record one of this property's own findings and say whether the run
-        goes on (``keep_searching``): a new (rules, signature) is kept, a repeat
-        of one already kept is only set aside. Like Hypothesis's multi-bug
-        reporting, but distinct by the harm, not by where an exception came from."""
-        if not self.keep_searching:
+    def is_new(self, violation: Any) -> bool:
+        """Whether one of this property's own findings fails the run: always in
+        the first pass; in the search for further findings only if it is not one
+        the search already has (then it is kept as ``met``). A known one ends its
+        example as a non-failure and the search goes on, so Hypothesis raises only
+        on a new bug: like Hypothesis's multi-bug reporting, but distinct by the
+        harm, not by where an exception came from."""
+        if self.known is None:
+            return True
+        if violation.finding_key() in self.known:
             return False
-        key = (tuple(violation.broken), violation.coarse_signature())
-        if key not in self.findings:
-            if len(self.findings) < FINDINGS_RECORDED:
-                self.findings[key] = violation
-            else:
-                self.findings_not_kept.add(key)
+        self.met = violation
         return True
+
+    def check_limits(self) -> None:
+        """Raise :class:`SearchSpent` once the search for further findings has
+        started as many examples as it may, or run out of time."""
+        limits = self.limits
+        if limits is None:
+            return
+        if self.examples >= limits.examples:
+            limits.spent = limits.spent or "examples"
+        if limits.spent or limits.out_of_time():
+            raise SearchSpent(limits.spent)
 
 
 #: A minimisation move: (family, config, operations) -> candidate traces, each

@@ -248,6 +248,11 @@ class Violation(AssertionError):
         """The signature without its byte classes (``HarmSignature.coarse``)."""
         return harm_signature(self.steps[-1]).coarse() if self.steps else ""
 
+    def finding_key(self) -> tuple[tuple[str, ...], str]:
+        """Two violations with one key are one finding (issue 43): the rules broken
+        and the coarse signature, as ``Counterexample.finding_key``."""
+        return tuple(self.broken), self.coarse_signature()
+
 
 def observe(
     sut: SystemUnderTest, error: str | None, tracks_depth: bool, tracks_revision: bool, revision_base: int

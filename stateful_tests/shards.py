@@ -59,6 +59,7 @@ from rollcert.stateful_tests import model_coverage
 from rollcert.stateful_tests.causes import restated
 from rollcert.stateful_tests.causes import unknown_reason
 from rollcert.stateful_tests.causes import unreached_dimensions
+from rollcert.stateful_tests.certify import FURTHER_FIGURES
 from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
@@ -365,6 +366,8 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
         said = f"the work units {', '.join(u.name for u in missing)} did not run"
         merged.verdict, merged.reason = "unknown", f"{said}; {merged.reason}" if merged.reason else said
     merged.figures = figures_of(family, tallies)
+    if ending is not None:  # how far that round's search for further findings ran (issue 43)
+        merged.figures |= {name: ending.figures[name] for name in FURTHER_FIGURES if name in ending.figures}
     return merged
 
 
