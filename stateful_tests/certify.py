@@ -321,12 +321,13 @@ def run_to_verdict(
     branches = model_coverage.BranchRun(family, machine)
     tracked = getattr(tracker, "tallies", None)  # the run's calls per kind (causes.count_call), filled as it runs
     tallies: Counter[str] = tracked if isinstance(tracked, Counter) else Counter()
-    round_seed = seed
+    round_seed, round_started = seed, 0
     known: list[Violation] = []  # the first pass's finding, minimised and as met: the second pass's known ones
     try:
         with _sampling(progress, result.property_id, tracker), branches:
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
                 round_seed = seed + round_number * ROUND_SEED_STRIDE
+                round_started = tracker.examples  # a shard's unit counts its round alone, as here
                 try:
                     restarts = _run_round(machine, profile, round_seed, owns=owner_of(result.property_id))
                 except Unsatisfiable:
@@ -381,7 +382,7 @@ def run_to_verdict(
             result.reason = f"the adapter raised {describe_exception(error)}"
     if known and further is not None:
         first_pass = (time.process_time() - started_cpu, time.perf_counter() - started)
-        limits = further_limits(profile, *first_pass)
+        limits = further_limits(profile, *first_pass, examples=tracker.examples - round_started)
         more = further(known, round_seed, limits, minimise)
         result.findings += [_counterexample(result.property_id, target, found, family) for found in more]
         result.figures["further_search_examples"] = float(limits.examples_run)
@@ -418,15 +419,18 @@ def run_to_verdict(
 #: (:func:`run_to_verdict`): the examples it started, and 1 when its time, not its
 #: examples, ended it (then two runs of one seed may list different findings).
 FURTHER_FIGURES = ("further_search_examples", "further_search_cut")
-#: The search for further findings may start this share of one round's examples
-#: (the profile's ``max_examples``): 10 at quick, 30 at ci, 200 at thorough, the
-#: bound a search normally meets, so that two runs of one seed list the same
-#: findings. Its examples start small (``strategies.start_from``), a few
-#: milliseconds each on an in-process target: a violated property's run costs
-#: about a fifth more CPU at quick (measured in docs/findings.md), and a second
-#: bug met about as often as the first is met within it (issue 43's two R0 bugs:
-#: both listed on 9 seeds of 10 at quick).
+#: The search for further findings may start as many examples as the round that
+#: failed ran (the effort the first bug took, spent once more on the next), but
+#: at least :data:`FURTHER_EXAMPLES_FLOOR` and at most this share of a round (the
+#: profile's ``max_examples``): 10 at quick, 10-30 at ci, 10-200 at thorough.
+#: These are the bounds a search normally meets, so that two runs of one seed
+#: (or a run split into shards) list the same findings. Its examples start small
+#: (``strategies.start_from``), a few milliseconds each on an in-process target:
+#: a violated property costs a bounded amount more CPU (docs/findings.md), and a
+#: second bug met about as often as the first is met within it (issue 43's two
+#: R0 bugs: both listed on 9 seeds of 10 at quick).
 FURTHER_EXAMPLES_SHARE = 0.1
+FURTHER_EXAMPLES_FLOOR = 10
 #: ... and at most a quarter of the first pass's own CPU seconds (its search and
 #: its counterexample's minimisation), or :data:`FURTHER_SECONDS_FLOOR` if more:
 #: a backstop for a slow target, whose every replay costs what a whole example
@@ -451,13 +455,14 @@ FURTHER_FINDINGS_REPLAYS = 150
 FURTHER_SEED_OFFSET = 500_009
 
 
-def further_limits(profile: Profile, cpu: float, wall: float) -> SearchLimits:
+def further_limits(profile: Profile, cpu: float, wall: float, examples: int) -> SearchLimits:
     """The bounds of the search for further findings after a first pass that took
-    ``cpu`` and ``wall`` seconds (see :data:`FURTHER_EXAMPLES_SHARE` and
-    :data:`FURTHER_SECONDS_SHARE`)."""
+    ``cpu`` and ``wall`` seconds, in a round that ran ``examples`` examples (see
+    :data:`FURTHER_EXAMPLES_SHARE` and :data:`FURTHER_SECONDS_SHARE`)."""
     seconds = max(FURTHER_SECONDS_SHARE * cpu, FURTHER_SECONDS_FLOOR)
     wall_seconds = FURTHER_WALL_FACTOR * max(FURTHER_SECONDS_SHARE * wall, FURTHER_SECONDS_FLOOR)
-    return SearchLimits(max(1, int(profile.max_examples * FURTHER_EXAMPLES_SHARE)), seconds, wall_seconds)
+    most = max(FURTHER_EXAMPLES_FLOOR, int(profile.max_examples * FURTHER_EXAMPLES_SHARE))
+    return SearchLimits(min(max(examples, FURTHER_EXAMPLES_FLOOR), most), seconds, wall_seconds)
 
 
 def _search_further(

@@ -70,7 +70,7 @@ def test_the_counterexample_is_the_first_pass_s_whatever_the_second_pass_finds(
 def test_the_search_starts_its_examples_and_two_runs_list_the_same_findings() -> None:
     first, second = _r0(), _r0()
     assert "further_search_cut" not in first.figures
-    assert first.figures["further_search_examples"] == further_limits(QUICK, 0.0, 0.0).examples == 10
+    assert first.figures["further_search_examples"] == further_limits(QUICK, 0.0, 0.0, first.examples).examples == 10
     assert [_trace(found) for found in first.findings] == [_trace(found) for found in second.findings]
     assert first.figures == second.figures
 
@@ -81,6 +81,14 @@ def test_a_search_out_of_time_ends_and_the_certificate_says_so(monkeypatch: pyte
     result = _r0()
     assert result.verdict == "violated" and result.findings == [result.counterexample]
     assert result.figures["further_search_cut"] == 1.0 and result.figures["further_search_examples"] == 0.0
+
+
+def test_the_search_may_start_as_many_examples_as_the_failing_round_ran_within_bounds() -> None:
+    ci = PROFILES["ci"]
+    assert [further_limits(ci, 1.0, 1.0, ran).examples for ran in (0, 4, 17, 300)] == [10, 10, 17, 30]
+    assert [further_limits(QUICK, 1.0, 1.0, ran).examples for ran in (0, 100)] == [10, 10]
+    # The time backstop: a quarter of the first pass's seconds, at least half a second.
+    assert (further_limits(ci, 8.0, 8.0, 0).cpu_seconds, further_limits(ci, 1.0, 1.0, 0).cpu_seconds) == (2.0, 0.5)
 
 
 def test_the_limits_end_the_search_at_its_examples_or_its_time() -> None:
