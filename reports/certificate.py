@@ -502,15 +502,19 @@ def several_findings(certificate: CertificateData) -> bool:
 
 
 def findings_phrase(result: PropertyResult) -> str:
-    """"; 3 distinct findings" (and the cap, when a run met more), or "" for one."""
+    """"; 3 distinct findings" (and the cap, when a run met more), or "" for one;
+    and when the search for further findings ran out of time rather than
+    examples, that it did (another run of the seed may list other further
+    findings: the figure ``further_search_cut``)."""
     count = len(result.findings)
     not_kept = result.figures.get("findings_not_kept", 0)
+    cut = "; the search for further findings was cut short by its time" if result.figures.get("further_search_cut") else ""
     if count <= 1 and not not_kept:
-        return ""
+        return cut
     text = f"; {count} distinct findings"
     if isinstance(not_kept, (int, float)) and 0 < not_kept < 2**53:
         text += f", {not_kept:.0f} more met and not kept (at most {MAX_FINDINGS} are)"
-    return text
+    return text + cut
 
 
 def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Counterexample | None, str]]:

@@ -19,6 +19,7 @@ from _helpers import violation_on
 
 from rollcert.model.operations import Rollback
 from rollcert.model.operations import Splice
+from rollcert.reports.certificate import render_text
 from rollcert.reports.html_certificate import from_certificate_data
 from rollcert.reports.html_certificate import render_html
 from rollcert.stateful_tests import certify as certify_module
@@ -81,6 +82,8 @@ def test_a_search_out_of_time_ends_and_the_certificate_says_so(monkeypatch: pyte
     result = _r0()
     assert result.verdict == "violated" and result.findings == [result.counterexample]
     assert result.figures["further_search_cut"] == 1.0 and result.figures["further_search_examples"] == 0.0
+    shown = render_text(assemble(two_bugs.BOTH, "quick", 0, {"R0": result}, None))
+    assert "the search for further findings was cut short by its time" in shown
 
 
 def test_the_search_may_start_as_many_examples_as_the_failing_round_ran_within_bounds() -> None:
