@@ -414,6 +414,33 @@ def unused_tail(config: BufferConfig, operations: list[Any]) -> Candidates:
             yield replace(config, initial=initial[:size]), operations
 
 
+def undone_blocks(config: BufferConfig, operations: list[Any]) -> Candidates:
+    """Many steps at once around a multi-step rollback: the steps before the edits
+    it undoes dropped, then a block of those edits (halves first) dropped with as
+    many of the rollback's steps. A further finding (issue 43) is met in a long
+    example, and a ``rollback(12)`` after nineteen edits keeps every one of them
+    against a single deletion: each changes what the rollback undoes. One edit and
+    one rollback step at a time (:func:`edit_with_its_rollback_shortened`) costs a
+    pass of failing deletions per edit. Edits are counted as one record each; the
+    replay decides whether a candidate still means the same."""
+    for index, rollback in enumerate(operations):
+        if not isinstance(rollback, Rollback) or rollback.steps < 2:
+            continue
+        edits = [i for i, operation in enumerate(operations[:index]) if _edit_of(operation) is operation]
+        undone = edits[-rollback.steps :]
+        if len(undone) < rollback.steps:
+            continue
+        if undone[0] > 0:
+            yield config, operations[undone[0] :]
+        size = len(undone) // 2
+        while size >= 1:
+            for start in range(0, len(undone) - size, size):
+                dropped = set(undone[start : start + size])
+                kept = [op for i, op in enumerate(operations[:index]) if i not in dropped]
+                yield config, [*kept, Rollback(rollback.steps - size), *operations[index + 1 :]]
+            size //= 2
+
+
 def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
     """Simpler versions of an edit (anything with offset, delete_length and insert):
     a shorter insert, a shorter delete, an offset nearer the start. With
@@ -490,7 +517,7 @@ def minimise(
         operations = [step.operation for step in best.steps]
         moves = family.candidates(best.config, operations)
         if signature is not None:
-            moves = itertools.chain(unused_tail(best.config, operations), moves)
+            moves = itertools.chain(_further_moves(family, best.config, operations), moves)
         for config, candidate in moves:
             if not family.generable(config, candidate, target):
                 continue
@@ -513,6 +540,18 @@ def minimise(
             except skipped:  # not a runnable trace for this target
                 continue
     return best
+
+
+def _further_moves(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
+    """The moves a further finding (issue 43) tries before its family's: it was met
+    late in a search that does not shrink, in an example that may start from a
+    large buffer or build a long history first, and it has a tenth of a first
+    finding's replays. Each move here drops many bytes or steps in one replay:
+    the start's unused tail, the setup before a rollback and blocks of the edits
+    it undoes, and the leading edits folded into the start."""
+    yield from unused_tail(config, operations)
+    yield from undone_blocks(config, operations)
+    yield from folded_setup(family, config, operations, lambda operation: _edit_of(operation) is operation)
 
 
 def _fails_again(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import specimen_target
 from _helpers import violation_on
 
 from rollcert.model.operations import Rollback
@@ -136,6 +137,18 @@ def test_a_further_finding_s_large_start_is_cut_first() -> None:
     # confirmed move per halving, seventeen of them.
     small = minimise(ROLLBACK, two_bugs.SHORT_UNDO, met, "R0", signature=met.coarse_signature(), budget=12)
     assert len(small.config.initial) <= 6 and small.coarse_signature() == met.coarse_signature()
+
+
+def test_a_further_finding_s_long_history_goes_in_blocks() -> None:
+    # FIFO undo of nine of twelve appends: no single step can go (each changes
+    # what rollback(9) undoes); the family's own moves alone, within these 30
+    # replays, left 11 steps.
+    fifo = specimen_target("fifo_replay")
+    operations = [Splice(3 + 2 * i, 0, bytes([ord("a") + i]) * 2) for i in range(12)] + [Rollback(9)]
+    met = violation_on(fifo, BufferConfig(b"xyz"), operations)
+    small = minimise(ROLLBACK, fifo, met, "R3", signature=met.coarse_signature(), budget=30)
+    assert len(small.steps) <= 3 and small.coarse_signature() == met.coarse_signature()
+    assert small.steps[-1].operation == Rollback(2)
 
 
 def test_every_finding_is_a_section_of_the_html_certificate() -> None:
