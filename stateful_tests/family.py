@@ -442,6 +442,8 @@ class SearchLimits:
         return time.process_time() - self.started[0], time.perf_counter() - self.started[1]
 
     def out_of_time(self) -> bool:
+        """Whether the CPU or the wall-clock seconds are spent (and, once they are,
+        that the time ended the search: ``spent``)."""
         cpu, wall = self.used()
         if cpu > self.cpu_seconds or wall > self.wall_seconds:
             self.spent = self.spent or "time"
