@@ -484,7 +484,7 @@ def _search_further(
     figures stay the first pass's), seeded apart from the round that failed.
     An example that shows a finding already known ends as a non-failure
     (``Tracker.is_new``); a new one raises out of Hypothesis and is minimised
-    keeping its rules and coarse signature (its start buffer cut first, within
+    keeping its rules and coarse signature (many steps and bytes at once first, within
     :data:`FURTHER_FINDINGS_REPLAYS` replays and the time left, or a floor of
     its own), and the next run looks for yet another. The search stops at the
     first run that meets nothing new, at ``MAX_FINDINGS``, or when ``limits``
@@ -542,7 +542,7 @@ def _minimised_further(
     def stop() -> bool:
         return time.process_time() > deadline[0] or time.perf_counter() > deadline[1]
 
-    return minimise(met, property_id, signature=met.coarse_signature(), budget=FURTHER_FINDINGS_REPLAYS, stop=stop)
+    return minimise(met, property_id, keep_finding=True, budget=FURTHER_FINDINGS_REPLAYS, stop=stop)
 
 
 def _counterexample(machine: str, target: Target, violation: Violation, family: str) -> Counterexample:

@@ -485,7 +485,7 @@ def minimise(
     violation: Violation,
     property_id: str | None = None,
     *,
-    signature: str | None = None,
+    keep_finding: bool = False,
     budget: int | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> Violation:
@@ -501,22 +501,25 @@ def minimise(
     one rather than wrong bytes) is passed over, so the property's harm stays
     in view; a shorter one is always taken.
 
-    With ``signature`` (a coarse harm signature, ``HarmSignature.coarse``) a
-    candidate must also keep it: a further finding of a run that met several
-    is minimised without slipping into another bug's (issue 43); its start
-    buffer is cut first (:func:`unused_tail`: it was not shrunk by the search
-    that met it). ``budget`` replaces the family's replay budget; ``stop`` ends
-    the pass early (the further search's time), with the best trace so far."""
+    With ``keep_finding`` a candidate must keep ``violation``'s finding key (the
+    rules it broke, exactly, and its coarse harm signature, ``HarmSignature.coarse``):
+    a further finding of a run that met several (issue 43) is minimised without
+    slipping into another bug's, nor into a finding already listed (an R6
+    finding of R0's machine shrinking to a failure of R0's clause alone). It
+    tries :func:`_further_moves` first: it was not shrunk by the search that met
+    it. ``budget`` replaces the family's replay budget; ``stop`` ends the pass
+    early (the further search's time), with the best trace so far."""
     budget = family.replay_budget if budget is None else budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
     rules = _rules_kept(violation, property_id)
+    key = violation.finding_key() if keep_finding else None
     improved = True
     while improved and budget > 0:
         improved = False
         operations = [step.operation for step in best.steps]
         moves = family.candidates(best.config, operations)
-        if signature is not None:
+        if keep_finding:
             moves = itertools.chain(_further_moves(family, best.config, operations), moves)
         for config, candidate in moves:
             if not family.generable(config, candidate, target):
@@ -530,8 +533,8 @@ def minimise(
             except Violation as found:
                 if (
                     _keeps(found, best, rules)
-                    and (signature is None or found.coarse_signature() == signature)
-                    and _fails_again(family, target, config, candidate, rules, skipped, signature)
+                    and (key is None or found.finding_key() == key)
+                    and _fails_again(family, target, config, candidate, rules, skipped, key)
                 ):
                     budget -= CONFIRMING_REPLAYS
                     best = found
@@ -561,7 +564,7 @@ def _fails_again(
     operations: list[Any],
     rules: tuple[str, ...],
     skipped: tuple[type[Exception], ...],
-    signature: str | None = None,
+    key: tuple[tuple[str, ...], str] | None = None,
 ) -> bool:
     """Whether ``operations`` still breaks one of ``rules`` on each of
     :data:`CONFIRMING_REPLAYS` more replays (see there)."""
@@ -571,7 +574,7 @@ def _fails_again(
         except Violation as again:
             if not set(rules) & set(again.broken):
                 return False
-            if signature is not None and again.coarse_signature() != signature:
+            if key is not None and again.finding_key() != key:
                 return False
         except skipped:
             return False

@@ -135,8 +135,8 @@ def test_a_further_finding_s_large_start_is_cut_first() -> None:
     met = violation_on(two_bugs.SHORT_UNDO, big, operations)
     # A handful of replays: halving 128 KiB (shrink.cuts_with_shift) takes a
     # confirmed move per halving, seventeen of them.
-    small = minimise(ROLLBACK, two_bugs.SHORT_UNDO, met, "R0", signature=met.coarse_signature(), budget=12)
-    assert len(small.config.initial) <= 6 and small.coarse_signature() == met.coarse_signature()
+    small = minimise(ROLLBACK, two_bugs.SHORT_UNDO, met, "R0", keep_finding=True, budget=12)
+    assert len(small.config.initial) <= 6 and small.finding_key() == met.finding_key()
 
 
 def test_a_further_finding_s_long_history_goes_in_blocks() -> None:
@@ -146,8 +146,8 @@ def test_a_further_finding_s_long_history_goes_in_blocks() -> None:
     fifo = specimen_target("fifo_replay")
     operations = [Splice(3 + 2 * i, 0, bytes([ord("a") + i]) * 2) for i in range(12)] + [Rollback(9)]
     met = violation_on(fifo, BufferConfig(b"xyz"), operations)
-    small = minimise(ROLLBACK, fifo, met, "R3", signature=met.coarse_signature(), budget=30)
-    assert len(small.steps) <= 3 and small.coarse_signature() == met.coarse_signature()
+    small = minimise(ROLLBACK, fifo, met, "R3", keep_finding=True, budget=30)
+    assert len(small.steps) <= 3 and small.finding_key() == met.finding_key()
     assert small.steps[-1].operation == Rollback(2)
 
 

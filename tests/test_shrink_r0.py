@@ -65,6 +65,14 @@ def test_r6s_counterexample_still_breaks_r6() -> None:
     assert "R6" in minimise(ROLLBACK, _crlf(), _met(), "R6").broken
 
 
+def test_a_further_finding_of_r0s_machine_keeps_its_rules_while_it_shrinks() -> None:
+    # Issue 43: the same R6 failure met by R0's search for further findings may not
+    # shrink into a failure of R0's clause alone (the finding the first pass listed).
+    met = _met()
+    kept = minimise(ROLLBACK, _crlf(), met, "R0", keep_finding=True)
+    assert kept.broken == ("R6",) and kept.finding_key() == met.finding_key()
+
+
 @pytest.mark.slow
 def test_the_r0_run_keeps_r6s_finding_for_r6() -> None:
     # Seed 11 at quick: the first pass meets the CRLF undo (R0's clause alone, two
