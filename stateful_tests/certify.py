@@ -446,9 +446,9 @@ FURTHER_WALL_FACTOR = 4.0
 #: spent (then the search ends after it).
 FURTHER_MINIMISE_FLOOR = 0.1
 #: Replays the minimiser may spend on each further finding: under a tenth of one
-#: finding's budget, a few milliseconds each once its start buffer is cut
-#: (``shrink.unused_tail``). One left longer than minimal still shows its bug
-#: with its own Replay line.
+#: finding's budget, a few milliseconds each on the search's small starts, moves
+#: that drop many steps at once first (``shrink._further_moves``). One left longer
+#: than minimal still shows its bug with its own Replay line.
 FURTHER_FINDINGS_REPLAYS = 150
 #: The search's Hypothesis runs are seeded ``round seed + FURTHER_SEED_OFFSET + k``:
 #: examples the first pass did not draw, and a fresh run after each new finding.
@@ -533,7 +533,7 @@ def _minimised_further(
     into another bug's counterexample), within :data:`FURTHER_FINDINGS_REPLAYS`
     replays and the search's time left, but never less than
     :data:`FURTHER_MINIMISE_FLOOR` of its own: a finding met as the time ran out
-    still has its start buffer cut (``shrink.unused_tail``) before it is shown."""
+    is still shortened before it is shown."""
     cpu, wall = limits.used()
     left = max(limits.cpu_seconds - cpu, FURTHER_MINIMISE_FLOOR)
     wall_left = max(limits.wall_seconds - wall, FURTHER_WALL_FACTOR * FURTHER_MINIMISE_FLOOR)

@@ -392,28 +392,6 @@ def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
                 yield config, [*operations[:index], shorter, *later]
 
 
-def unused_tail(config: BufferConfig, operations: list[Any]) -> Candidates:
-    """The start buffer cut after the last byte the trace can reach, then to a
-    sixteenth of that, then to nothing: a start-size move, tried first on a further
-    finding (``certify``'s second pass, issue 43), whose example may start from a
-    64 KiB or 1.25 MiB buffer drawn to reach the world's sizes. Every replay of
-    such a trace costs up to 0.155 s, and halving (:func:`cuts_with_shift`) needs
-    a confirmed move per halving; a cut of the tail moves no offset, so one
-    replay can drop a megabyte.
-
-    What the trace can reach is bounded by its edits: no offset or removal reaches
-    past the largest ``offset + delete_length`` plus every byte removed before it
-    (a removal moves later bytes of the start forward). Replay decides whether a
-    cut still fails, as for every move (a bug that needs the buffer's size keeps it)."""
-    initial = config.initial
-    edits = [edit for edit in map(_edit_of, operations) if edit is not None]
-    reach = max((edit.offset + edit.delete_length for edit in edits), default=0)
-    reach += sum(edit.delete_length for edit in edits)
-    for size in dict.fromkeys((reach, reach // 16, 0)):
-        if size < len(initial):
-            yield replace(config, initial=initial[:size]), operations
-
-
 def undone_blocks(config: BufferConfig, operations: list[Any]) -> Candidates:
     """Many steps at once around a multi-step rollback: the steps before the edits
     it undoes dropped, then a block of those edits (halves first) dropped with as
@@ -547,12 +525,11 @@ def minimise(
 
 def _further_moves(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
     """The moves a further finding (issue 43) tries before its family's: it was met
-    late in a search that does not shrink, in an example that may start from a
-    large buffer or build a long history first, and it has a tenth of a first
-    finding's replays. Each move here drops many bytes or steps in one replay:
-    the start's unused tail, the setup before a rollback and blocks of the edits
-    it undoes, and the leading edits folded into the start."""
-    yield from unused_tail(config, operations)
+    late in a search that does not shrink, in an example that may build a long
+    history first, and it has a tenth of a first finding's replays. Each move here
+    drops many steps in one replay: the setup before a rollback and blocks of the
+    edits it undoes, and the leading edits folded into the start. (A large start
+    is the family's first move for every finding: :func:`large_start_halved`.)"""
     yield from undone_blocks(config, operations)
     yield from folded_setup(family, config, operations, lambda operation: _edit_of(operation) is operation)
 

@@ -33,7 +33,6 @@ from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.machines import ROLLBACK
 from rollcert.stateful_tests.profiles import PROFILES
 from rollcert.stateful_tests.shrink import minimise
-from rollcert.stateful_tests.shrink import unused_tail
 from rollcert.stateful_tests.strategies import DEFAULT_WORLD
 from rollcert.stateful_tests.strategies import start_from
 from rollcert.stateful_tests.strategies import starts_past_64_kib
@@ -126,17 +125,6 @@ def test_the_search_starts_small() -> None:
     for word in past:
         assert len(start_from(word, DEFAULT_WORLD, "never", False).initial) > 1 << 16
         assert len(start_from(word, DEFAULT_WORLD, "never", False, small=True).initial) < 1 << 16
-
-
-def test_a_further_finding_s_large_start_is_cut_first() -> None:
-    big = BufferConfig(b"abc" + b"x" * (1 << 17))
-    operations = [Splice(0, 3, b""), Rollback(1)]
-    assert [len(config.initial) for config, _ in unused_tail(big, operations)] == [6, 0]
-    met = violation_on(two_bugs.SHORT_UNDO, big, operations)
-    # A handful of replays: halving 128 KiB (shrink.cuts_with_shift) takes a
-    # confirmed move per halving, seventeen of them.
-    small = minimise(ROLLBACK, two_bugs.SHORT_UNDO, met, "R0", keep_finding=True, budget=12)
-    assert len(small.config.initial) <= 6 and small.finding_key() == met.finding_key()
 
 
 def test_a_further_finding_s_long_history_goes_in_blocks() -> None:
