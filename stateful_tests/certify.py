@@ -446,8 +446,8 @@ FURTHER_WALL_FACTOR = 4.0
 #: spent (then the search ends after it).
 FURTHER_MINIMISE_FLOOR = 0.1
 #: Replays the minimiser may spend on each further finding: under a tenth of one
-#: finding's budget, a few milliseconds each on the search's small starts, moves
-#: that drop many steps at once first (``shrink._further_moves``). One left longer
+#: finding's budget, a few milliseconds each on the search's small starts (a long
+#: history loses blocks of steps at once: the family's moves). One left longer
 #: than minimal still shows its bug with its own Replay line.
 FURTHER_FINDINGS_REPLAYS = 150
 #: The search's Hypothesis runs are seeded ``round seed + FURTHER_SEED_OFFSET + k``:
@@ -484,7 +484,7 @@ def _search_further(
     figures stay the first pass's), seeded apart from the round that failed.
     An example that shows a finding already known ends as a non-failure
     (``Tracker.is_new``); a new one raises out of Hypothesis and is minimised
-    keeping its rules and coarse signature (many steps and bytes at once first, within
+    keeping its rules and coarse signature (within
     :data:`FURTHER_FINDINGS_REPLAYS` replays and the time left, or a floor of
     its own), and the next run looks for yet another. The search stops at the
     first run that meets nothing new, at ``MAX_FINDINGS``, or when ``limits``

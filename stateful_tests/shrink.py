@@ -22,7 +22,6 @@ offered after all the others, for the dead ends where no single move helps.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -392,33 +391,6 @@ def cuts_with_shift(config: BufferConfig, operations: list[Any]) -> Candidates:
                 yield config, [*operations[:index], shorter, *later]
 
 
-def undone_blocks(config: BufferConfig, operations: list[Any]) -> Candidates:
-    """Many steps at once around a multi-step rollback: the steps before the edits
-    it undoes dropped, then a block of those edits (halves first) dropped with as
-    many of the rollback's steps. A further finding (issue 43) is met in a long
-    example, and a ``rollback(12)`` after nineteen edits keeps every one of them
-    against a single deletion: each changes what the rollback undoes. One edit and
-    one rollback step at a time (:func:`edit_with_its_rollback_shortened`) costs a
-    pass of failing deletions per edit. Edits are counted as one record each; the
-    replay decides whether a candidate still means the same."""
-    for index, rollback in enumerate(operations):
-        if not isinstance(rollback, Rollback) or rollback.steps < 2:
-            continue
-        edits = [i for i, operation in enumerate(operations[:index]) if _edit_of(operation) is operation]
-        undone = edits[-rollback.steps :]
-        if len(undone) < rollback.steps:
-            continue
-        if undone[0] > 0:
-            yield config, operations[undone[0] :]
-        size = len(undone) // 2
-        while size >= 1:
-            for start in range(0, len(undone) - size, size):
-                dropped = set(undone[start : start + size])
-                kept = [op for i, op in enumerate(operations[:index]) if i not in dropped]
-                yield config, [*kept, Rollback(rollback.steps - size), *operations[index + 1 :]]
-            size //= 2
-
-
 def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
     """Simpler versions of an edit (anything with offset, delete_length and insert):
     a shorter insert, a shorter delete, an offset nearer the start. With
@@ -483,10 +455,9 @@ def minimise(
     rules it broke, exactly, and its coarse harm signature, ``HarmSignature.coarse``):
     a further finding of a run that met several (issue 43) is minimised without
     slipping into another bug's, nor into a finding already listed (an R6
-    finding of R0's machine shrinking to a failure of R0's clause alone). It
-    tries :func:`_further_moves` first: it was not shrunk by the search that met
-    it. ``budget`` replaces the family's replay budget; ``stop`` ends the pass
-    early (the further search's time), with the best trace so far."""
+    finding of R0's machine shrinking to a failure of R0's clause alone).
+    ``budget`` replaces the family's replay budget; ``stop`` ends the pass early
+    (the further search's time), with the best trace so far."""
     budget = family.replay_budget if budget is None else budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
@@ -496,10 +467,7 @@ def minimise(
     while improved and budget > 0:
         improved = False
         operations = [step.operation for step in best.steps]
-        moves = family.candidates(best.config, operations)
-        if keep_finding:
-            moves = itertools.chain(_further_moves(family, best.config, operations), moves)
-        for config, candidate in moves:
+        for config, candidate in family.candidates(best.config, operations):
             if not family.generable(config, candidate, target):
                 continue
             budget -= 1
@@ -521,17 +489,6 @@ def minimise(
             except skipped:  # not a runnable trace for this target
                 continue
     return best
-
-
-def _further_moves(family: Family, config: BufferConfig, operations: list[Any]) -> Candidates:
-    """The moves a further finding (issue 43) tries before its family's: it was met
-    late in a search that does not shrink, in an example that may build a long
-    history first, and it has a tenth of a first finding's replays. Each move here
-    drops many steps in one replay: the setup before a rollback and blocks of the
-    edits it undoes, and the leading edits folded into the start. (A large start
-    is the family's first move for every finding: :func:`large_start_halved`.)"""
-    yield from undone_blocks(config, operations)
-    yield from folded_setup(family, config, operations, lambda operation: _edit_of(operation) is operation)
 
 
 def _fails_again(

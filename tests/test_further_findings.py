@@ -127,14 +127,13 @@ def test_the_search_starts_small() -> None:
         assert len(start_from(word, DEFAULT_WORLD, "never", False, small=True).initial) < 1 << 16
 
 
-def test_a_further_finding_s_long_history_goes_in_blocks() -> None:
-    # FIFO undo of nine of twelve appends: no single step can go (each changes
-    # what rollback(9) undoes); the family's own moves alone, within these 30
-    # replays, left 11 steps.
+def test_a_further_finding_s_long_history_is_minimised_within_its_replays_keeping_its_key() -> None:
+    # FIFO undo of nine of twelve appends: no single step can go (each changes what
+    # rollback(9) undoes); blocks of edits go with as many rollback steps.
     fifo = specimen_target("fifo_replay")
     operations = [Splice(3 + 2 * i, 0, bytes([ord("a") + i]) * 2) for i in range(12)] + [Rollback(9)]
     met = violation_on(fifo, BufferConfig(b"xyz"), operations)
-    small = minimise(ROLLBACK, fifo, met, "R3", keep_finding=True, budget=30)
+    small = minimise(ROLLBACK, fifo, met, "R3", keep_finding=True, budget=certify_module.FURTHER_FINDINGS_REPLAYS)
     assert len(small.steps) <= 3 and small.finding_key() == met.finding_key()
     assert small.steps[-1].operation == Rollback(2)
 
