@@ -278,16 +278,31 @@ class HarmSignature:
         return str(HarmSignature(self.harm, operation, self.direction))
 
 
-def harm_signature(record: StepRecord) -> HarmSignature:
-    """The :class:`HarmSignature` of a failing step (see there)."""
+#: The bytes of each side of a failing step's difference whose classes a harm
+#: signature names: the classes describe a finding and never tell two apart
+#: (``HarmSignature.coarse``), and counting a target's 20 MB wrong buffer byte by
+#: byte took a second and more, once per example that met the finding again.
+SIGNATURE_WINDOW = 1 << 16
+
+
+def harm_signature(record: StepRecord, classes: bool = True) -> HarmSignature:
+    """The :class:`HarmSignature` of a failing step (see there); without
+    ``classes``, only its coarse part is worked out (what tells findings apart),
+    and the byte classes of the first :data:`SIGNATURE_WINDOW` bytes of each
+    side of the difference otherwise."""
     actual = record.actual
     allowed = record.allowed or (record.expected,)
     spans = [(span, seen) for seen in allowed if (span := first_difference(seen.buffer, actual.buffer)) is not None]
     if len(spans) < len(allowed) or not spans:  # some allowed outcome has the very bytes: nothing to compare
         return HarmSignature(record.harm, operation_kind(record.operation))
     (start, end_e, end_a), nearest = min(spans, key=lambda item: max(item[0][1], item[0][2]) - item[0][0])
-    wanted, got = nearest.buffer[start:end_e], actual.buffer[start:end_a]
-    direction = "lost" if len(got) < len(wanted) else "added" if len(got) > len(wanted) else "changed"
+    lost, added = end_e - start, end_a - start
+    direction = "lost" if added < lost else "added" if added > lost else "changed"
+    if not classes:
+        return HarmSignature(record.harm, operation_kind(record.operation), direction)
+    window = SIGNATURE_WINDOW
+    wanted = nearest.buffer[start : min(end_e, start + window)]
+    got = actual.buffer[start : min(end_a, start + window)]
     difference = (Counter(wanted) - Counter(got)) + (Counter(got) - Counter(wanted))
     if not difference:  # the same bytes in another order (put back in the wrong place): name them
         difference = Counter(wanted)

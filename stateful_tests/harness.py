@@ -82,7 +82,7 @@ class FamilyMachine(RuleBasedStateMachine):
                     raise
                 # The search for further findings (issue 43) already has this one:
                 # not a failure; the example ends and the search goes on.
-                note(f"a finding already known ({violation.signature}); this example ends")
+                note(f"a finding already known ({violation.coarse_signature()}); this example ends")
                 reject()
             # Another rule's finding: recorded there ("found while exploring" this
             # property), and this example ends; the run goes on with the next one.

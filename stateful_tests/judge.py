@@ -246,7 +246,7 @@ class Violation(AssertionError):
 
     def coarse_signature(self) -> str:
         """The signature without its byte classes (``HarmSignature.coarse``)."""
-        return harm_signature(self.steps[-1]).coarse() if self.steps else ""
+        return harm_signature(self.steps[-1], classes=False).coarse() if self.steps else ""
 
     def finding_key(self) -> tuple[tuple[str, ...], str]:
         """Two violations with one key are one finding (issue 43): the rules broken

@@ -125,7 +125,7 @@ class Counterexample:
         broken and the signature's coarse part (``HarmSignature.coarse``)."""
         if self.history is not None or not self.steps:
             return (self.broken or (self.property_id,), self.harm)
-        return (self.broken or (self.property_id,), harm_signature(self.steps[-1]).coarse())
+        return (self.broken or (self.property_id,), harm_signature(self.steps[-1], classes=False).coarse())
 
     def rule(self, reported: str | None = None) -> str:
         """The property whose rule a reader is shown as broken: ``reported`` if

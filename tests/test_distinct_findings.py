@@ -32,6 +32,8 @@ from rollcert.stateful_tests.certify import _counterexample
 from rollcert.stateful_tests.certify import assemble
 from rollcert.stateful_tests.certify import certify
 from rollcert.stateful_tests.families import family_named
+from rollcert.stateful_tests.family import SIGNATURE_WINDOW
+from rollcert.stateful_tests.family import HarmSignature
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import harm_signature
@@ -73,6 +75,16 @@ def test_the_signature_names_the_step_the_direction_and_the_bytes() -> None:
     short_undo_of_a_line_break = _step(Rollback(1), b"ab\n", b"ab")
     assert harm_signature(short_undo_of_a_line_break).coarse() == harm_signature(short_undo).coarse()
     assert harm_signature(dropped_cr).coarse() != harm_signature(short_undo).coarse()
+
+
+def test_the_byte_classes_are_read_from_a_window_and_the_coarse_part_needs_none() -> None:
+    # A target's 20 MB wrong buffer: its classes are those of the first 64 KiB of
+    # the difference (a CR past them is not named), and what tells findings apart
+    # (the coarse part) is worked out from lengths alone.
+    flood = _step(Splice(0, 0, b"a"), b"ab", b"a" + b"z" * SIGNATURE_WINDOW + b"\r" + b"b")
+    assert str(harm_signature(flood)) == "wrong bytes on insert: added other"
+    assert harm_signature(flood, classes=False) == HarmSignature("wrong bytes", "insert", "added")
+    assert harm_signature(flood, classes=False).coarse() == harm_signature(flood).coarse()
 
 
 def test_an_outcome_with_the_allowed_bytes_has_no_byte_part() -> None:
