@@ -438,10 +438,11 @@ FURTHER_EXAMPLES_FLOOR = 10
 #: ends a search, the figure ``further_search_cut`` says so.
 FURTHER_SECONDS_SHARE = 0.25
 FURTHER_SECONDS_FLOOR = 0.5
-#: Wall-clock seconds may run this many times the CPU bound: a target behind a
-#: protocol spends its time in another process, and a loaded machine stretches
-#: both passes alike.
-FURTHER_WALL_FACTOR = 4.0
+#: Wall-clock seconds may run this many times the CPU bound (taken of the first
+#: pass's wall-clock seconds): a target behind a protocol spends its time in
+#: another process (a server started per example and per replay, ~0.3 s), where
+#: the CPU bound sees nothing; half the first pass's wall-clock time then.
+FURTHER_WALL_FACTOR = 2.0
 #: CPU seconds a further finding's minimisation may take when the search's time is
 #: spent (then the search ends after it).
 FURTHER_MINIMISE_FLOOR = 0.1
