@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from typing import Generic
 from typing import TypeVar
 
@@ -496,10 +498,21 @@ def _other_orders(step: RollbackStep) -> set[bytes]:
     """The buffers a rollback that is not n LIFO steps leaves (R3): a jump to
     another state of the history (where a checkpoint that is just a depth
     lands); and, for two or more records, the records undone oldest first or
-    one of them skipped (unless evictions could explain a missing record: R6)."""
+    one of them skipped (unless evictions could explain a missing record: R6).
+
+    A ``rollback(1)`` is one LIFO step by its very words: bytes of another state
+    of the history are a jump only when the target also reports that state's
+    depth. Without that they are a wrong undo whose bytes happen to match an
+    earlier state (a delete of ``"xab"`` undone as ``"xa"`` on a buffer that was
+    ``"xa"`` before), R0's, not an ordering bug (issue 42)."""
     before = step.before
     count = _rollback_depths(step)
-    orders = {before.states[depth] for depth in range(before.depth) if depth != before.depth - count}
+    single = isinstance(step.operation, Rollback) and count == 1
+    orders = {
+        before.states[depth]
+        for depth in range(before.depth)
+        if depth != before.depth - count and (not single or step.seen.depth == depth)
+    }
     if count >= 2:
         oldest_first = _replayed(before, list(reversed(_records(before, count))))
         if oldest_first is not None:
@@ -589,7 +602,57 @@ def _r6_broken(step: RollbackStep) -> bool:
     if seen.buffer in _skipping_one(before, count, below=True):
         return True
     misplaced = _misplaced_restorations(before, count, anywhere=False)
+    if _wrong_only_where_restored(step):
+        return False  # the right records, undone at their places, with wrong bytes: R0's (issue 42)
     return seen.buffer not in misplaced and seen.buffer not in _other_orders(step)
+
+
+def first_difference(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[int, int, int] | None:
+    """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
+
+    The span is what remains after stripping the common prefix and suffix, so it
+    marks exactly the bytes a reader should look at. It takes any sequence: on
+    the diff model's cells (identity-tagged bytes) it is exact, never fooled by
+    repeated text.
+    """
+    if expected == actual:
+        return None
+    start = 0
+    limit = min(len(expected), len(actual))
+    while start < limit and expected[start] == actual[start]:
+        start += 1
+    end_e, end_a = len(expected), len(actual)
+    while end_e > start and end_a > start and expected[end_e - 1] == actual[end_a - 1]:
+        end_e -= 1
+        end_a -= 1
+    return start, end_e, end_a
+
+
+def _differing_span(expected: bytes, actual: bytes) -> tuple[int, int] | None:
+    """``[start, end)`` of ``expected`` that ``actual`` does not share: what is left
+    of it once their common prefix and suffix are stripped (``None``: equal)."""
+    span = first_difference(expected, actual)
+    return None if span is None else (span[0], span[1])
+
+
+def _wrong_only_where_restored(step: RollbackStep) -> bool:
+    """The target's buffer differs from a right rollback's only inside the span
+    that rollback puts back, at that rollback's depth (where the target reports
+    one): the records the rules name were undone, at their
+    places, and the bytes they restored came back wrong (cut short, line
+    endings rewritten). That is no journal keeping the wrong records (R6), which
+    undoes some other record and leaves bytes wrong outside that span."""
+    before, seen = step.before, step.seen.buffer
+    if seen == before.current:
+        return False  # nothing was undone: not the right records (a checkpoint aimed elsewhere, say)
+    for state, error in step.allowed:
+        if error is not None or step.seen.depth not in (None, state.depth):
+            continue  # a depth the right rollback does not leave: it undid another number of records
+        restored = _differing_span(state.current, before.current)
+        wrong = _differing_span(state.current, seen)
+        if restored is not None and wrong is not None and restored[0] <= wrong[0] and wrong[1] <= restored[1]:
+            return True
+    return False
 
 
 R0 = Property(

@@ -34,6 +34,7 @@ from rollcert.stateful_tests.certify import CertificateData
 from rollcert.stateful_tests.certify import Counterexample
 from rollcert.stateful_tests.certify import PropertyResult
 from rollcert.stateful_tests.families import family_named
+from rollcert.stateful_tests.family import MAX_FINDINGS
 from rollcert.stateful_tests.family import Observed
 from rollcert.stateful_tests.family import StepRecord
 from rollcert.stateful_tests.family import elided
@@ -166,9 +167,13 @@ def _names(property_ids: Sequence[str]) -> str:
     return property_ids[0] if len(property_ids) == 1 else f"{', '.join(property_ids[:-1])} and {property_ids[-1]}"
 
 
-def format_counterexample(counterexample: Counterexample, properties: Sequence[str] = ()) -> str:
+def format_counterexample(
+    counterexample: Counterexample, properties: Sequence[str] = (), *, signature: bool = False
+) -> str:
     """The counterexample as numbered steps, titled with ``properties`` (the
-    properties it is the counterexample of; by default the one it was found for)."""
+    properties it is the counterexample of; by default the one it was found for)
+    and, with ``signature``, with its harm signature (a certificate that lists
+    several findings: what tells them apart)."""
     if counterexample.history is not None:
         from rollcert.stateful_tests.concurrency import history_text
         from rollcert.stateful_tests.concurrency import history_why
@@ -189,9 +194,10 @@ def format_counterexample(counterexample: Counterexample, properties: Sequence[s
     ) + counterexample.config().journal_phrase()
     broken = counterexample.broken or (counterexample.property_id,)
     found = "" if counterexample.property_id in broken else f", found while exploring {counterexample.property_id}"
+    named = f"; {terminal(counterexample.signature)}" if signature and counterexample.signature else ""
     lines = [
         f"Counterexample for {_names(properties or broken)} "
-        f"({steps_phrase(len(counterexample.steps))}{found}) on "
+        f"({steps_phrase(len(counterexample.steps))}{found}{named}) on "
         f"{terminal(counterexample.target)}, starting from {show_bytes(counterexample.initial)}{capacity}:",
         *format_steps(counterexample.steps),
         f"  Broken: {_broken_line(counterexample, properties)}",
@@ -254,6 +260,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "explanation": counterexample.explanation,
         "broken": list(counterexample.broken or (counterexample.property_id,)),
         "harm": counterexample.harm,
+        "signature": counterexample.signature,
         "trace": counterexample_trace(counterexample),
         "replay": replay_command(counterexample),
     }
@@ -280,6 +287,8 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
         record["reason"] = result.reason
     if result.counterexample is not None:
         record["counterexample"] = _counterexample_json(result.counterexample)
+    if len(result.findings) > 1:  # every distinct finding, the counterexample first (issue 43)
+        record["findings"] = [_counterexample_json(found) for found in result.findings]
     if result.found_by:
         record["found_while_exploring"] = result.found_by
     elsewhere = {pid: ce for pid, ce in result.found_elsewhere.items() if pid != result.property_id}
@@ -481,29 +490,59 @@ def _detail(result: PropertyResult) -> str:
         origin = ", from the corpus" if result.reason.startswith("from the corpus") else ""
         if result.counterexample.history is not None:
             return f"a history of {len(result.counterexample.history.calls)} calls no order explains (below{origin})"
-        return f"counterexample of {steps_phrase(len(result.counterexample.steps))} (below{origin})"
+        more = findings_phrase(result)
+        return f"counterexample of {steps_phrase(len(result.counterexample.steps))} (below{origin}){more}"
     return terminal_lines(result.reason)
 
 
+def several_findings(certificate: CertificateData) -> bool:
+    """Whether some property lists more than one finding: the counterexamples are
+    then titled with their harm signatures (a single one reads as it always did)."""
+    return any(len(result.findings) > 1 for result in certificate.results.values())
+
+
+def findings_phrase(result: PropertyResult) -> str:
+    """"; 3 distinct findings" (and the cap, when a run met more), or "" for one;
+    and when the search for further findings ran out of time rather than
+    examples, that it did (another run of the seed may list other further
+    findings: the figure ``further_search_cut``)."""
+    count = len(result.findings)
+    not_kept = result.figures.get("findings_not_kept", 0)
+    cut = "; the search for further findings was cut short by its time" if result.figures.get("further_search_cut") else ""
+    if count <= 1 and not not_kept:
+        return cut
+    text = f"; {count} distinct findings"
+    if isinstance(not_kept, (int, float)) and 0 < not_kept < 2**53:
+        text += f", {not_kept:.0f} more met and not kept (at most {MAX_FINDINGS} are)"
+    return text + cut
+
+
 def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Counterexample | None, str]]:
-    """Each violated property with its counterexample, printed once: R0 takes the
-    shortest counterexample another machine found, and a reader should not read
-    it twice. A repeat comes as ``(property, None, the property it repeats)``."""
+    """Each violated property with each of its findings (its counterexample
+    first), printed once: R0 lists every finding another machine found, and a
+    reader should not read one twice. A repeat comes as ``(property, None, the
+    property it repeats)``."""
     shown: dict[tuple[object, ...], str] = {}
     listed: list[tuple[str, Counterexample | None, str]] = []
     for property_id, result in certificate.results.items():
-        counterexample = result.counterexample
-        if counterexample is None:
-            continue
-        key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
-               counterexample.durability, counterexample.start_revision,
-               tuple(step.operation for step in counterexample.steps))
-        if key in shown:
-            listed.append((property_id, None, shown[key]))
-        else:
-            shown[key] = property_id
-            listed.append((property_id, counterexample, ""))
+        for counterexample in findings_of(result):
+            key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
+                   counterexample.durability, counterexample.start_revision,
+                   tuple(step.operation for step in counterexample.steps))
+            if key in shown:
+                listed.append((property_id, None, shown[key]))
+            else:
+                shown[key] = property_id
+                listed.append((property_id, counterexample, ""))
     return listed
+
+
+def findings_of(result: PropertyResult) -> list[Counterexample]:
+    """Every finding a property lists, its counterexample first (issue 43); a
+    result that lists none but has a counterexample (an older certificate) that one."""
+    if result.findings:
+        return result.findings
+    return [result.counterexample] if result.counterexample is not None else []
 
 
 def _shared_counterexamples(certificate: CertificateData) -> list[tuple[list[str], Counterexample]]:
@@ -511,13 +550,17 @@ def _shared_counterexamples(certificate: CertificateData) -> list[tuple[list[str
     of: a diff applier's R0 takes S1's, and one block titled "R0 and S1" says so,
     where "S1: the same as R0" under a block titled S1 read as a missing R0 block."""
     groups: list[tuple[list[str], Counterexample]] = []
-    first: dict[str, int] = {}
-    for property_id, counterexample, shared_with in distinct_counterexamples(certificate):
-        if counterexample is None:
-            groups[first[shared_with]][0].append(property_id)
-        else:
-            first[property_id] = len(groups)
-            groups.append(([property_id], counterexample))
+    first: dict[tuple[object, ...], int] = {}
+    for property_id, result in certificate.results.items():
+        for counterexample in findings_of(result):
+            key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
+                   counterexample.durability, tuple(step.operation for step in counterexample.steps))
+            if key in first:
+                if property_id not in groups[first[key]][0]:
+                    groups[first[key]][0].append(property_id)
+            else:
+                first[key] = len(groups)
+                groups.append(([property_id], counterexample))
     return groups
 
 
@@ -573,8 +616,9 @@ def render_text(certificate: CertificateData) -> str:
         lines += ["", terminal(certificate.exhaustive.summary())]
         if certificate.exhaustive.violation is not None:
             lines += format_steps(certificate.exhaustive.violation.steps)
+    several = several_findings(certificate)
     for properties, counterexample in _shared_counterexamples(certificate):
-        lines += ["", format_counterexample(counterexample, properties)]
+        lines += ["", format_counterexample(counterexample, properties, signature=several)]
     lines += ["", f"exit status {certificate.exit_status}"]
     return abbreviate_bytes("\n".join(lines))
 
@@ -608,9 +652,13 @@ def render_markdown(certificate: CertificateData) -> str:
         name = markdown_text(f"{pid} {result.title}".strip())
         lines.append(f"| {name} | **{markdown_text(result.verdict)}** | {markdown_text(_detail(result))} |")
     lines += _world_markdown(certificate)
+    titled: dict[str, int] = {}
+    several = several_findings(certificate)
     for properties, counterexample in _shared_counterexamples(certificate):
-        lines += ["", f"## {markdown_text(_names(properties))} counterexample", "",
-                  markdown_fence(format_counterexample(counterexample, properties))]
+        titled[properties[0]] = number = titled.get(properties[0], 0) + 1
+        title = "counterexample" if number == 1 else f"finding {number}: {counterexample.signature}"
+        lines += ["", f"## {markdown_text(_names(properties))} {markdown_text(title)}", "",
+                  markdown_fence(format_counterexample(counterexample, properties, signature=several))]
     return "\n".join(lines) + "\n"
 
 
@@ -657,7 +705,11 @@ def render_junit(certificate: CertificateData) -> str:
         )
         if result.verdict == "violated" and result.counterexample is not None:
             failure = ElementTree.SubElement(case, "failure", type="violated", message=xml_text(result.reason[:500]))
-            failure.text = xml_text(format_counterexample(result.counterexample))
+            failure.text = xml_text(
+                "\n\n".join(
+                    format_counterexample(found, signature=len(result.findings) > 1) for found in findings_of(result)
+                )
+            )
         elif result.verdict == "unknown":
             ElementTree.SubElement(case, "failure", type="unknown", message=xml_text(result.reason))
         elif result.verdict == "error":

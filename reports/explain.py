@@ -148,6 +148,10 @@ class Walkthrough:
     replay: str
     #: R7: the concurrent history, drawn instead of steps (``steps`` is empty).
     history: ConcurrentHistory | None = None
+    #: The finding's harm signature (``Counterexample.signature``): what tells it from the others.
+    signature: str = ""
+    #: Which of its property's findings this is (1: its counterexample).
+    finding: int = 1
 
 
 # -- the rule, in one sentence ------------------------------------------------------------
@@ -501,6 +505,7 @@ def walkthrough(
         look_here=look(walk, failing) if look is not None else "",
         explanation=counterexample.explanation,
         replay=replay or replay_command(counterexample),
+        signature=counterexample.signature,
     )
 
 
@@ -572,15 +577,19 @@ def drawing_budget(file_size: int) -> int:
     return (16 << 20) + 16 * file_size
 
 
-def stored_walkthrough(stored: StoredCertificate, property_id: str) -> Walkthrough:
-    """Draw the recorded counterexample of ``property_id`` from a certificate read
-    from its file: nothing is replayed, imported or run."""
+def stored_walkthrough(
+    stored: StoredCertificate, property_id: str, counterexample: Counterexample | None = None
+) -> Walkthrough:
+    """Draw the recorded counterexample of ``property_id`` (or ``counterexample``,
+    one of its findings) from a certificate read from its file: nothing is
+    replayed, imported or run."""
     if property_id in stored.unrecorded:
         raise ExplainError(
             f"the certificate's {property_id} counterexample was written without its step outcomes (an older "
             f"rollcert): replay it on its target with rollcert replay TARGET --certificate CERT --property {property_id}"
         )
-    counterexample = stored.data.results[property_id].counterexample
+    if counterexample is None:
+        counterexample = stored.data.results[property_id].counterexample
     if counterexample is None:
         raise ExplainError(f"{property_id} is violated but the certificate carries no counterexample")
     if len(counterexample.steps) > MAX_DRAWN_STEPS:
@@ -595,6 +604,51 @@ def from_certificate_file(path: Path, wanted: str | None = None) -> Walkthrough:
     stored = read_certificate_file(path)
     verdicts = {pid: result.verdict for pid, result in stored.data.results.items()}
     return stored_walkthrough(stored, choose_property(verdicts, wanted))
+
+
+def findings_to_explain(certificate: CertificateData, wanted: str | None) -> list[tuple[str, Counterexample | None]]:
+    """What ``explain`` walks through (issue 43): every finding of ``wanted``, or
+    by default of every violated property — the other rules' first, R0 last, since
+    it lists their findings too — each finding once. ``None`` for a property whose
+    file recorded no counterexample to draw (:func:`stored_walkthrough` says why)."""
+    verdicts = {pid: result.verdict for pid, result in certificate.results.items()}
+    chosen = choose_property(verdicts, wanted)  # the errors a single walk gave, for nothing to explain
+    violated = [pid for pid, verdict in verdicts.items() if verdict == "violated"]
+    order = [chosen] if wanted is not None else [pid for pid in violated if pid != "R0"] + [
+        pid for pid in violated if pid == "R0"
+    ]
+    walked: set[tuple[object, ...]] = set()
+    listed: list[tuple[str, Counterexample | None]] = []
+    for property_id in order:
+        result = certificate.results[property_id]
+        findings = result.findings or ([result.counterexample] if result.counterexample is not None else [])
+        if not findings:
+            listed.append((property_id, None))
+        for found in findings:
+            key = (found.initial, found.capacity, found.policy, found.durable, tuple(s.operation for s in found.steps))
+            if key not in walked:
+                walked.add(key)
+                listed.append((property_id, found))
+    return listed
+
+
+def load_all(source: str, wanted: str | None = None, *, profile: str = "quick", seed: int = 0) -> list[Walkthrough]:
+    """Every walkthrough ``explain`` shows for ``source`` (a certificate JSON file or
+    a target to certify now): see :func:`findings_to_explain`."""
+    path = Path(source)
+    if source.endswith(".json") or (path.exists() and not path.is_dir()):
+        stored = read_certificate_file(path)
+        return [stored_walkthrough(stored, pid, found) for pid, found in findings_to_explain(stored.data, wanted)]
+    from rollcert.targets.resolve import resolve_target
+
+    target = resolve_target(source)
+    certificate = certify(target, profile=profile, seed=seed, only=properties_to_certify(target, wanted))
+    walks = []
+    for pid, found in findings_to_explain(certificate, wanted):
+        if found is None:
+            raise ExplainError(f"{pid} is violated but carries no counterexample")
+        walks.append(walkthrough(found, pid))
+    return walks
 
 
 def load(source: str, wanted: str | None = None, *, profile: str = "quick", seed: int = 0) -> Walkthrough:
@@ -740,12 +794,22 @@ def explain_main(source: str, wanted: str | None, show_all: bool, *, profile: st
     """``rollcert explain``: 1 when a counterexample was explained (a violation, as
     ``certify`` and ``replay`` report it), 2 when there was nothing to explain."""
     try:
-        walk = load(source, wanted, profile=profile, seed=seed)
+        walks = load_all(source, wanted, profile=profile, seed=seed)
     except ExplainError as error:
         print(f"rollcert explain: {error}")
         return 2
-    if show_all or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print(render_text(walk))
-    else:
-        run_interactive(walk)
+    interactive = not show_all and sys.stdin.isatty() and sys.stdout.isatty()
+    for position, walk in enumerate(walks, 1):
+        if len(walks) > 1:  # every violated property, every finding (issue 43)
+            print(("\n" if position > 1 else "") + finding_heading(walk, position, len(walks)))
+        if interactive:
+            run_interactive(walk)
+        else:
+            print(render_text(walk))
     return 1
+
+
+def finding_heading(walk: Walkthrough, position: int, total: int) -> str:
+    """The line above each of several walkthroughs: which finding, of which property, what harm."""
+    signature = f": {terminal(walk.signature)}" if walk.signature else ""
+    return f"=== Finding {position} of {total} — {walk.property_id}{signature} ==="

@@ -22,10 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from rollcert.reports.certificate import INTERRUPTED_MEANING
 from rollcert.reports.certificate import PASSED_MEANING
+from rollcert.reports.certificate import findings_of
 from rollcert.reports.certificate import not_judged_phrase
 from rollcert.reports.certificate import retry_phrase
 from rollcert.reports.certificate import steps_phrase
@@ -149,9 +151,10 @@ def _row(result: PropertyResult) -> VerdictRow:
 def from_certificate_data(certificate: CertificateData) -> HtmlCertificate:
     """A run's certificate: the counterexamples are drawn from its step records."""
     walks = tuple(
-        walkthrough(result.counterexample, pid)
+        replace(walkthrough(found, pid), finding=position)
         for pid, result in certificate.results.items()
-        if result.verdict == "violated" and result.counterexample is not None
+        if result.verdict == "violated"
+        for position, found in enumerate(findings_of(result), 1)
     )
     return HtmlCertificate(
         certificate.target.name,
@@ -171,9 +174,10 @@ def from_json_file(path: Path) -> HtmlCertificate:
     stored = read_certificate_file(path)
     certificate = stored.data
     walks = tuple(
-        stored_walkthrough(stored, pid)
+        replace(stored_walkthrough(stored, pid, found), finding=position)
         for pid, result in certificate.results.items()
         if result.verdict == "violated" and (result.counterexample is not None or pid in stored.unrecorded)
+        for position, found in enumerate(findings_of(result) or [None], 1)
     )
     return HtmlCertificate(
         certificate.target.name,
@@ -377,14 +381,17 @@ def _history(walk: Walkthrough) -> str:
 
 
 def _violation(walk: Walkthrough) -> str:
-    anchor = f"replay-{walk.property_id}"
+    # A property's further findings (issue 43) get ids of their own: R0-finding-2.
+    suffix = f"-finding-{walk.finding}" if walk.finding > 1 else ""
+    anchor = f"replay-{walk.property_id}{suffix}"
     found = (
         f" (found while exploring {walk.machine_property})" if walk.machine_property != walk.property_id else ""
-    )
+    ) + (f" — finding {walk.finding}" if walk.finding > 1 else "")
     if walk.history is not None:
         calls = len(walk.history.calls)
         return (
-            f'<section class="violation" data-kind="history" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
+            f'<section class="violation" data-kind="history" id="{_e(walk.property_id + suffix)}" '
+            f'data-property="{_e(walk.property_id)}" '
             f'data-steps="0" data-calls="{calls}">'
             f"<h2>{_e(walk.property_id)} {_e(walk.title)}: a history of {calls} calls{_e(found)}</h2>"
             + _history(walk)
@@ -394,13 +401,15 @@ def _violation(walk: Walkthrough) -> str:
         )
     steps = "".join(_step(walk, drawn) for drawn in walk.steps)
     return (
-        f'<section class="violation" id="{_e(walk.property_id)}" data-property="{_e(walk.property_id)}" '
+        f'<section class="violation" id="{_e(walk.property_id + suffix)}" data-property="{_e(walk.property_id)}" '
         f'data-steps="{len(walk.steps)}">'
         f"<h2>{_e(walk.property_id)} {_e(walk.title)}: {steps_phrase(len(walk.steps))}{_e(found)}</h2>"
         f'<p class="start">Starting from <code>{_e(shown_repr(walk.config.initial))}</code>'
         + (f", capacity {walk.config.capacity} ({_e(walk.config.policy)})" if walk.config.capacity is not None else "")
         + _e(walk.config.journal_phrase())
-        + f'.</p><ol class="steps">{steps}</ol>'
+        + ".</p>"
+        + (f'<p class="signature">Harm signature: {_e(walk.signature)}</p>' if walk.signature else "")
+        + f'<ol class="steps">{steps}</ol>'
         + f'<div class="replay"><span>Replay:</span><pre><code id="{anchor}">{_e(walk.replay)}</code></pre>'
         f'<button type="button" class="copy" data-copy="{anchor}">Copy</button></div>'
         "</section>"

@@ -246,8 +246,14 @@ def _history(stored: dict[str, Any], where: str) -> ConcurrentHistory:
     )
 
 
-def _counterexample(property_id: str, record: dict[str, Any], target_name: str) -> Counterexample | None:
-    stored = record["counterexample"]
+def _counterexample(
+    property_id: str, record: dict[str, Any], target_name: str, stored: dict[str, Any] | None = None
+) -> Counterexample | None:
+    """The counterexample the file records for ``property_id`` (or ``stored``, one
+    of its findings), rebuilt from what it records; ``None`` for an older file
+    that recorded no step outcomes."""
+    if stored is None:
+        stored = record["counterexample"]
     history = (
         _history(stored["history"], f"properties.{property_id}.counterexample.history") if "history" in stored else None
     )
@@ -263,13 +269,33 @@ def _counterexample(property_id: str, record: dict[str, Any], target_name: str) 
             raise ValueError(f"step {position + 1} of {property_id}: {rebuilt.operation.kind!r} is not an operation of the {family.name} family")
         steps.append(rebuilt)
     return Counterexample(
-        _machine(property_id, record, family.name), target_name, config.initial, config.capacity, config.policy,
+        _machine(property_id, {**record, "counterexample": stored}, family.name), target_name, config.initial, config.capacity, config.policy,
         tuple(steps), clean_lines(stored.get("explanation", "")), config.durable, family.name, config.durability,
         history,
         broken=tuple(name for name in (clean(item) for item in stored.get("broken") or ()) if name in _property_ids()),
         harm=clean(stored.get("harm", "")),
         start_revision=config.start_revision,
     )
+
+
+def _findings(
+    property_id: str, record: dict[str, Any], target_name: str, first: Counterexample | None, where: str
+) -> list[Counterexample]:
+    """Every finding the file lists for ``property_id`` (issue 43), the
+    counterexample first; a file that lists none has its counterexample alone."""
+    if first is None:
+        return []
+    findings = [first]
+    for position, stored in enumerate(record.get("findings") or ()):
+        if position == 0:
+            continue  # the counterexample itself, read above
+        try:
+            found = _counterexample(property_id, record, target_name, stored)
+        except (ValueError, TypeError) as error:
+            raise _refused(where, f"properties.{property_id}.findings[{position}]: {error}") from None
+        if found is not None:
+            findings.append(found)
+    return findings
 
 
 def _result(property_id: str, record: dict[str, Any]) -> PropertyResult:
@@ -368,6 +394,7 @@ def certificate_from_json(record: object, where: str = "the certificate", size: 
                 raise _refused(where, f"properties.{name}.counterexample: {error}") from None
             if result.counterexample is None:
                 unrecorded.append(name)
+            result.findings = _findings(name, stored, target.name, result.counterexample, where)
         results[name] = result
     exhaustive = None
     if "exhaustive" in record:

@@ -10,17 +10,11 @@ from rollcert.specimens._base import NaiveJournaledBuffer
 FIELD_BYTES = 128
 
 
-#: Why the R6 machine also kills it (SPEC §6a: a finding is reported under the clause it breaks).
-_BOUNDED = (
-    "its machine rolls back in a bounded journal, and R6's clause (model/properties.py) covers a rollback there"
-    " that restores other bytes than the state it names"
-)
 
 
 @register(
     "record_cut_at_128",
     breaks={"R0"},  # the bytes come back at the right place, wrong: no rule's own clause but R0's
-    also_caught_by={"R6": _BOUNDED},
 )
 class RecordCutAt128Buffer(NaiveJournaledBuffer):
     """Each inverse record is laid out with a fixed 128-byte field for the bytes

@@ -6,17 +6,10 @@ from rollcert.specimens import register
 from rollcert.specimens._base import InverseRecord
 from rollcert.specimens._base import NaiveJournaledBuffer
 
-#: Why the R6 machine also kills it (SPEC §6a: a finding is reported under the clause it breaks).
-_BOUNDED = (
-    "its machine rolls back in a bounded journal, and R6's clause (model/properties.py) covers a rollback there"
-    " that restores other bytes than the state it names"
-)
-
 
 @register(
     "text_decoded_log",
     breaks={"R0"},  # the bytes come back at the right place, wrong: no rule's own clause but R0's
-    also_caught_by={"R6": _BOUNDED},
 )
 class TextDecodedLogBuffer(NaiveJournaledBuffer):
     """The log stores what a splice removed as a ``str``, decoded from UTF-8

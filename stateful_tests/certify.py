@@ -49,9 +49,12 @@ from rollcert.stateful_tests.corpus import add_counterexamples
 from rollcert.stateful_tests.corpus import replay_corpus
 from rollcert.stateful_tests.corpus import summary as corpus_summary
 from rollcert.stateful_tests.families import family_of
+from rollcert.stateful_tests.family import MAX_FINDINGS
 from rollcert.stateful_tests.family import REFUSED
 from rollcert.stateful_tests.family import WRONG_ERROR
 from rollcert.stateful_tests.family import PropertyFamily
+from rollcert.stateful_tests.family import SearchLimits
+from rollcert.stateful_tests.family import SearchSpent
 from rollcert.stateful_tests.family import Tracker
 from rollcert.stateful_tests.family import owner_of
 from rollcert.stateful_tests.judge import Violation
@@ -230,11 +233,16 @@ def _certify_property(
     result = run_to_verdict(
         machine, tracker, situations, PropertyResult(property_id, "passed", prop.title),
         target=target, profile=profile, seed=seed,
-        minimise=lambda violation, pid: minimise(family, target, violation, pid), family=family.name, progress=progress,
+        minimise=lambda violation, pid, **keep: minimise(family, target, violation, pid, **keep),
+        family=family.name, progress=progress,
+        further=partial(
+            _search_further, lambda other: family.build_machine(target, property_id, other), property_id, profile
+        ),
         only_round=only_round,
         dimensions=dimensions,
     )
-    result.figures = figures_of(family, tracker.tallies)
+    further_figures = {name: result.figures[name] for name in FURTHER_FIGURES if name in result.figures}
+    result.figures = figures_of(family, tracker.tallies) | further_figures
     result.world = world_report(world, tracker.world, dimensions, chunk_matters)
     if record is not None:
         record.ran = True
@@ -275,11 +283,12 @@ def run_to_verdict(
     target: Target,
     profile: Profile,
     seed: int,
-    minimise: Callable[[Violation, str], Violation],
+    minimise: Callable[..., Violation],
     family: str,
     progress: ProgressSink | None = None,
     only_round: int | None = None,
     dimensions: Sequence[_Situation] = (),
+    further: Callable[[list[Violation], int, SearchLimits, Callable[..., Violation]], list[Violation]] | None = None,
 ) -> PropertyResult:
     """Run ``machine`` for up to ``profile.rounds`` rounds (stopping once every
     situation was reached) and turn what happened into ``result``'s verdict.
@@ -297,20 +306,30 @@ def run_to_verdict(
     order, and stops where this loop would have stopped.
 
     ``dimensions`` (the world's, counted in ``tracker.world``) are required like the situations.
+
+    The run raises on the property's first failure and that failure is minimised,
+    as it always was: it is the counterexample. ``further`` (``certify``'s
+    :func:`_search_further`) then searches on, within bounds the first pass sets
+    (:func:`further_limits`), for findings of other bugs (issue 43); each is
+    listed after the counterexample in ``result.findings``, and the figures
+    ``further_search_examples`` and ``further_search_cut`` say how much it ran.
     """
     started = time.perf_counter()
+    started_cpu = time.process_time()
     found_elsewhere: dict[str, Violation] = getattr(tracker, "found_elsewhere", {})
     # The model's branches this run must reach (rollcert.stateful_tests.model_coverage).
     branches = model_coverage.BranchRun(family, machine)
     tracked = getattr(tracker, "tallies", None)  # the run's calls per kind (causes.count_call), filled as it runs
     tallies: Counter[str] = tracked if isinstance(tracked, Counter) else Counter()
+    round_seed, round_started = seed, 0
+    known: list[Violation] = []  # the first pass's finding, minimised and as met: the second pass's known ones
     try:
         with _sampling(progress, result.property_id, tracker), branches:
             for round_number in range(profile.rounds) if only_round is None else (only_round,):
+                round_seed = seed + round_number * ROUND_SEED_STRIDE
+                round_started = tracker.examples  # a shard's unit counts its round alone, as here
                 try:
-                    restarts = _run_round(
-                        machine, profile, seed + round_number * ROUND_SEED_STRIDE, owns=owner_of(result.property_id)
-                    )
+                    restarts = _run_round(machine, profile, round_seed, owns=owner_of(result.property_id))
                 except Unsatisfiable:
                     if not found_elsewhere:
                         raise
@@ -333,6 +352,7 @@ def run_to_verdict(
                 )
             first = error
             error = minimise(error, result.property_id)
+            known = [error, first]
             if not set(first.broken) & set(error.broken):
                 # R0's counterexample shrank to one of no rule in particular
                 # (shrink._rules_kept): the rules the first failure broke get their own.
@@ -345,6 +365,7 @@ def run_to_verdict(
             if cause:  # the cause, not the symptom: an operation that never works at all
                 result.reason = f"{cause}. {error.explanation}"
                 result.counterexample = replace(result.counterexample, explanation=result.reason)
+            result.findings = [result.counterexample]
         elif isinstance(error, KeyboardInterrupt) and interrupted_by_user():
             raise  # the person at the keyboard; anything else the target raised is a verdict
         elif isinstance(error, FlakyFailure):
@@ -359,13 +380,22 @@ def run_to_verdict(
         else:
             result.verdict = "error"
             result.reason = f"the adapter raised {describe_exception(error)}"
+    if known and further is not None:
+        first_pass = (time.process_time() - started_cpu, time.perf_counter() - started)
+        limits = further_limits(profile, *first_pass, examples=tracker.examples - round_started)
+        more = further(known, round_seed, limits, minimise)
+        result.findings += [_counterexample(result.property_id, target, found, family) for found in more]
+        result.figures["further_search_examples"] = float(limits.examples_run)
+        if limits.spent == "time":
+            result.figures["further_search_cut"] = 1.0
     for property_id, violation in sorted(found_elsewhere.items()):
         minimal = minimise(violation, property_id)
         result.found_elsewhere[property_id] = _counterexample(result.property_id, target, minimal, family)
-    if result.counterexample is not None:  # its own finding, under every other rule it broke too
-        for property_id in result.counterexample.broken:
+    # Its own findings, under every other rule they broke too (R0's machine owns every finding).
+    for found in result.findings or ([result.counterexample] if result.counterexample is not None else []):
+        for property_id in found.broken:
             if property_id != result.property_id:
-                result.found_elsewhere.setdefault(property_id, result.counterexample)
+                result.found_elsewhere.setdefault(property_id, found)
     result.seconds = round(time.perf_counter() - started, 3)
     result.examples, result.steps = tracker.examples, tracker.steps
     result.coverage = {s.name: tracker.reached[s.name] for s in situations}
@@ -383,6 +413,137 @@ def run_to_verdict(
                 result.property_id, situations_missed + branches_missed, unreached_dimensions, tallies
             )
     return result
+
+
+#: The figures the search for further findings leaves on a property's result
+#: (:func:`run_to_verdict`): the examples it started, and 1 when its time, not its
+#: examples, ended it (then two runs of one seed may list different findings).
+FURTHER_FIGURES = ("further_search_examples", "further_search_cut")
+#: The search for further findings may start as many examples as the round that
+#: failed ran (the effort the first bug took, spent once more on the next), but
+#: at least :data:`FURTHER_EXAMPLES_FLOOR` and at most this share of a round (the
+#: profile's ``max_examples``): 10 at quick, 10-30 at ci, 10-200 at thorough.
+#: These are the bounds a search normally meets, so that two runs of one seed
+#: (or a run split into shards) list the same findings. Its examples start small
+#: (``strategies.start_from``), a few milliseconds each on an in-process target:
+#: a violated property costs a bounded amount more CPU (docs/findings.md), and a
+#: second bug met about as often as the first is met within it (issue 43's two
+#: R0 bugs: both listed on 9 seeds of 10 at quick).
+FURTHER_EXAMPLES_SHARE = 0.1
+FURTHER_EXAMPLES_FLOOR = 10
+#: ... and at most a quarter of the first pass's own CPU seconds (its search and
+#: its counterexample's minimisation), or :data:`FURTHER_SECONDS_FLOOR` if more:
+#: a backstop for a slow target, whose every replay costs what a whole example
+#: of an in-process one does (a server started per replay, 50-200 ms). When it
+#: ends a search, the figure ``further_search_cut`` says so.
+FURTHER_SECONDS_SHARE = 0.25
+FURTHER_SECONDS_FLOOR = 0.5
+#: Wall-clock seconds may run this many times the CPU bound (taken of the first
+#: pass's wall-clock seconds): a target behind a protocol spends its time in
+#: another process (a server started per example and per replay, ~0.3 s), where
+#: the CPU bound sees nothing; half the first pass's wall-clock time then.
+FURTHER_WALL_FACTOR = 2.0
+#: CPU seconds a further finding's minimisation may take when the search's time is
+#: spent (then the search ends after it).
+FURTHER_MINIMISE_FLOOR = 0.1
+#: Replays the minimiser may spend on each further finding: under a tenth of one
+#: finding's budget, a few milliseconds each on the search's small starts (a long
+#: history loses blocks of steps at once: the family's moves). One left longer
+#: than minimal still shows its bug with its own Replay line.
+FURTHER_FINDINGS_REPLAYS = 150
+#: The search's Hypothesis runs are seeded ``round seed + FURTHER_SEED_OFFSET + k``:
+#: examples the first pass did not draw, and a fresh run after each new finding.
+FURTHER_SEED_OFFSET = 500_009
+
+
+def further_limits(profile: Profile, cpu: float, wall: float, examples: int) -> SearchLimits:
+    """The bounds of the search for further findings after a first pass that took
+    ``cpu`` and ``wall`` seconds, in a round that ran ``examples`` examples (see
+    :data:`FURTHER_EXAMPLES_SHARE` and :data:`FURTHER_SECONDS_SHARE`)."""
+    seconds = max(FURTHER_SECONDS_SHARE * cpu, FURTHER_SECONDS_FLOOR)
+    wall_seconds = FURTHER_WALL_FACTOR * max(FURTHER_SECONDS_SHARE * wall, FURTHER_SECONDS_FLOOR)
+    most = max(FURTHER_EXAMPLES_FLOOR, int(profile.max_examples * FURTHER_EXAMPLES_SHARE))
+    return SearchLimits(min(max(examples, FURTHER_EXAMPLES_FLOOR), most), seconds, wall_seconds)
+
+
+def _search_further(
+    build: Callable[[Tracker], type[RuleBasedStateMachine]],
+    property_id: str,
+    profile: Profile,
+    first: list[Violation],
+    round_seed: int,
+    limits: SearchLimits,
+    minimise: Callable[..., Violation],
+) -> list[Violation]:
+    """Findings of other bugs than ``first`` (the property's minimised
+    counterexample, and the failure it was minimised from), each minimised, at
+    most ``MAX_FINDINGS - 1``, within ``limits``.
+
+    The second pass of issue 43. The first pass raised on its first failure, so
+    the counterexample costs what it always did. This pass runs the property's
+    machine again on a fresh tracker (the certificate's examples, coverage and
+    figures stay the first pass's), seeded apart from the round that failed.
+    An example that shows a finding already known ends as a non-failure
+    (``Tracker.is_new``); a new one raises out of Hypothesis and is minimised
+    keeping its rules and coarse signature (within
+    :data:`FURTHER_FINDINGS_REPLAYS` replays and the time left, or a floor of
+    its own), and the next run looks for yet another. The search stops at the
+    first run that meets nothing new, at ``MAX_FINDINGS``, or when ``limits``
+    are spent (``Tracker.check_limits``). Another rule's finding met here is not
+    recorded (the first pass's are), and a failure of the search itself (an
+    error, a replay that did not fail again) only ends it: the verdict is the
+    first pass's."""
+    tracker = Tracker(property_id)
+    tracker.known = {violation.finding_key() for violation in first}
+    tracker.limits = limits
+    machine = build(tracker)
+    found: list[Violation] = []
+    limits.start()
+    for attempt in range(MAX_FINDINGS - 1):
+        tracker.met = None
+        remaining = replace(profile, max_examples=max(1, limits.examples - tracker.examples))
+        try:
+            _run_round(machine, remaining, round_seed + FURTHER_SEED_OFFSET + attempt)
+        except SearchSpent:
+            met = tracker.met  # a new finding met as the limits ran out (Hypothesis was replaying it)
+        except BaseException as raised:
+            if isinstance(raised, KeyboardInterrupt) and interrupted_by_user():
+                raise
+            met = _first_violation(raised)
+            if not isinstance(met, Violation):
+                break  # an error, or a new finding that did not fail again: the search ends
+        else:
+            break  # the examples left met nothing new
+        if met is None:
+            break
+        minimal = _minimised_further(met, property_id, limits, minimise)
+        tracker.known |= {met.finding_key(), minimal.finding_key()}
+        if all(minimal.finding_key() != other.finding_key() for other in [*first, *found]):
+            found.append(minimal)
+        if limits.spent:
+            break
+    limits.examples_run = tracker.examples
+    return found
+
+
+def _minimised_further(
+    met: Violation, property_id: str, limits: SearchLimits, minimise: Callable[..., Violation]
+) -> Violation:
+    """A further finding minimised: its rules and coarse signature kept (as
+    Hypothesis keeps a bug's origin while it shrinks it, so that it cannot slip
+    into another bug's counterexample), within :data:`FURTHER_FINDINGS_REPLAYS`
+    replays and the search's time left, but never less than
+    :data:`FURTHER_MINIMISE_FLOOR` of its own: a finding met as the time ran out
+    is still shortened before it is shown."""
+    cpu, wall = limits.used()
+    left = max(limits.cpu_seconds - cpu, FURTHER_MINIMISE_FLOOR)
+    wall_left = max(limits.wall_seconds - wall, FURTHER_WALL_FACTOR * FURTHER_MINIMISE_FLOOR)
+    deadline = (time.process_time() + left, time.perf_counter() + wall_left)
+
+    def stop() -> bool:
+        return time.process_time() > deadline[0] or time.perf_counter() > deadline[1]
+
+    return minimise(met, property_id, keep_finding=True, budget=FURTHER_FINDINGS_REPLAYS, stop=stop)
 
 
 def _counterexample(machine: str, target: Target, violation: Violation, family: str) -> Counterexample:
@@ -610,6 +771,7 @@ def assemble(
     for result in results.values():
         if result.counterexample is not None:
             result.counterexample = named(result.counterexample)
+        result.findings = [named(found) for found in result.findings]
         result.found_elsewhere = {pid: named(found) for pid, found in result.found_elsewhere.items()}
     _fold_findings(results)
     shown = portable_target(target.name)
@@ -625,6 +787,7 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
     with the shortest counterexample and "found while exploring Rk". R0, the
     master property, is violated by every violation any machine found: if its
     own machine missed them, it takes the shortest, saying where it came from."""
+    every = _every_finding(results)
     offered: dict[str, list[tuple[str, Counterexample]]] = {}
     for machine, result in results.items():
         for property_id, counterexample in result.found_elsewhere.items():
@@ -644,6 +807,41 @@ def _fold_findings(results: dict[str, PropertyResult]) -> None:
         result.found_by = machine
         result.missing_situations = []
         result.reason = f"found while exploring {machine}: {shortest.explanation}"
+    _master_verdict(results)
+    for property_id, listing in results.items():
+        if listing.verdict == "violated" and listing.counterexample is not None:
+            _list_findings(listing, [found for found in every if property_id == "R0" or property_id in found.broken])
+
+
+def _every_finding(results: dict[str, PropertyResult]) -> list[Counterexample]:
+    """Every finding of every machine, the machines in certificate order: its own
+    (its counterexample, for a result that lists none: from the corpus, an older
+    partial), then those of other rules it met."""
+    every: list[Counterexample] = []
+    for result in results.values():
+        own = result.findings or ([result.counterexample] if result.counterexample is not None else [])
+        every += own
+        every += [found for _, found in sorted(result.found_elsewhere.items())]
+    return every
+
+
+def _list_findings(result: PropertyResult, offered: list[Counterexample]) -> None:
+    """``result.findings``: its counterexample first, then every other finding
+    offered, once per (rules broken, harm signature), at most ``MAX_FINDINGS``;
+    how many distinct ones did not fit is added to ``findings_not_kept``."""
+    assert result.counterexample is not None
+    distinct: dict[tuple[tuple[str, ...], str], Counterexample] = {}
+    for found in [result.counterexample, *result.findings, *offered]:
+        distinct.setdefault(found.finding_key(), found)
+    listed = list(distinct.values())
+    result.findings = listed[:MAX_FINDINGS]
+    if len(listed) > MAX_FINDINGS:
+        result.figures["findings_not_kept"] = result.figures.get("findings_not_kept", 0.0) + len(listed) - MAX_FINDINGS
+
+
+def _master_verdict(results: dict[str, PropertyResult]) -> None:
+    """R0, the master property, is violated by every violation any machine found:
+    if its own machine missed them, it takes the shortest, saying where it came from."""
     master = results.get("R0")
     if master is None or master.verdict == "violated":
         return

@@ -397,9 +397,11 @@ def add_counterexamples(
     breaks (SPEC §6a), so R3's violation found while exploring R4 is saved as
     R3's, and is a violation again when the corpus is next replayed."""
     return sum(
-        add_counterexample(corpus, result.counterexample, target_name, property_id)
+        add_counterexample(corpus, found, target_name, property_id)
         for property_id, result in results.items()
-        if property_id not in skip and result.counterexample is not None
+        if property_id not in skip
+        # every distinct finding (issue 43), the counterexample first
+        for found in (result.findings or ([result.counterexample] if result.counterexample is not None else []))
     )
 
 

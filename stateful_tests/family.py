@@ -22,6 +22,7 @@ found it.
 
 from __future__ import annotations
 
+import time
 from abc import ABC
 from abc import abstractmethod
 from collections import Counter
@@ -39,6 +40,7 @@ from typing import TypeVar
 
 from rollcert.model.properties import PROPERTIES
 from rollcert.model.properties import Property
+from rollcert.model.properties import first_difference
 from rollcert.stateful_tests.world import WorldTally
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
@@ -57,6 +59,14 @@ class NotGenerable(Exception):
     """A trace step this family's machine could never have produced (say, a diff
     whose hunks no longer fit its snapshot after shrinking changed an earlier
     step). Not a verdict: the trace is not a test of this target."""
+
+
+class SearchSpent(BaseException):
+    """The search for further findings (``certify``'s second pass, issue 43) spent
+    its examples or its time: raised from the machine to end that Hypothesis run
+    at once. A ``BaseException``, as :class:`~rollcert.targets.adapter.CallTimeout`
+    is: Hypothesis takes an ``Exception`` from a test for a failure to report,
+    and lets this through untouched."""
 
 
 class Unjudgeable(Exception):
@@ -201,6 +211,105 @@ def harm_rank(harm: str) -> int:
     return len(HARMS) - HARMS.index(harm) if harm in HARMS else 0
 
 
+def byte_class(byte: int) -> str:
+    """The class of one byte a finding's signature names: the bytes whose
+    mishandling is a bug of its own (line endings, tabs, NUL, non-ASCII) each
+    have theirs; every other byte is ``other``."""
+    named = {0x0D: "CR", 0x0A: "LF", 0x09: "tab", 0x00: "NUL"}
+    if byte in named:
+        return named[byte]
+    return "high" if byte >= 0x80 else "other"
+
+
+def operation_kind(operation: Any) -> str:
+    """What kind of step failed, as a signature names it: a splice is an insert,
+    a delete or a replace (a bug that drops CRs from inserted text and one that
+    loses bytes of a long delete both fail on a splice); any other operation
+    by its kind (``rollback``, ``rollback_to``, ``crash_during``, ...)."""
+    kind = str(getattr(operation, "kind", type(operation).__name__))
+    if kind != "splice":
+        return kind
+    deletes, inserts = bool(operation.delete_length), bool(operation.insert)
+    return "replace" if deletes and inserts else "delete" if deletes else "insert" if inserts else "empty splice"
+
+
+@dataclass(frozen=True)
+class HarmSignature:
+    """What tells one bug's findings from another's (issue 43), computed from a
+    failing step's allowed outcomes and the target's actual one.
+
+    Hypothesis tells bugs apart by where the exception came from; a target
+    under certification raises nothing, it hands back wrong bytes, so rollcert
+    tells them apart by the harm instead: the harm class (:data:`HARMS`); the
+    kind of operation that failed (:func:`operation_kind`); relative to the
+    nearest allowed outcome, whether bytes were ``lost``, ``added`` or
+    ``changed`` (same length); and the classes of the bytes in that difference
+    (:func:`byte_class`). A target that drops CRs from inserts and rolls back
+    a long delete short fails on inserts losing CR and on rollbacks losing
+    other bytes: two signatures. The same bug met many times gives one, once
+    its findings are minimised (the minimiser makes every byte the bug does
+    not need an ``a``); but a finding left long (the budget for further
+    findings is small) keeps the bytes it was met on, and one FIFO replay met on
+    twenty buffers named twenty byte mixes. So findings are told apart by the
+    :meth:`coarse` part (harm, operation, direction) and the byte classes only
+    describe each one; the minimiser of a further finding keeps the coarse part."""
+
+    harm: str
+    operation: str
+    direction: str = ""
+    classes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        text = f"{self.harm or 'mismatch'} on {self.operation}"
+        if self.direction:
+            text += f": {self.direction} {'+'.join(self.classes) or 'nothing'}"
+        return text
+
+    def coarse(self) -> str:
+        """What minimising a finding may not change: the signature without its byte
+        classes, a splice of any shape (a CR dropped from a replace shrinks to one
+        dropped from an insert, and is then told to be the same finding), and an
+        undo of either kind: ``rollback_to`` replays the same inverse records as
+        ``rollback(n)``, so one wrong inverse fails both (a short restore met as
+        "on rollback" and "on rollback_to" was two findings of one bug)."""
+        splice = self.operation in ("insert", "delete", "replace", "empty splice")
+        undo = self.operation in ("rollback", "rollback_to")
+        operation = "splice" if splice else "undo" if undo else self.operation
+        return str(HarmSignature(self.harm, operation, self.direction))
+
+
+#: The bytes of each side of a failing step's difference whose classes a harm
+#: signature names: the classes describe a finding and never tell two apart
+#: (``HarmSignature.coarse``), and counting a target's 20 MB wrong buffer byte by
+#: byte took a second and more, once per example that met the finding again.
+SIGNATURE_WINDOW = 1 << 16
+
+
+def harm_signature(record: StepRecord, classes: bool = True) -> HarmSignature:
+    """The :class:`HarmSignature` of a failing step (see there); without
+    ``classes``, only its coarse part is worked out (what tells findings apart),
+    and the byte classes of the first :data:`SIGNATURE_WINDOW` bytes of each
+    side of the difference otherwise."""
+    actual = record.actual
+    allowed = record.allowed or (record.expected,)
+    spans = [(span, seen) for seen in allowed if (span := first_difference(seen.buffer, actual.buffer)) is not None]
+    if len(spans) < len(allowed) or not spans:  # some allowed outcome has the very bytes: nothing to compare
+        return HarmSignature(record.harm, operation_kind(record.operation))
+    (start, end_e, end_a), nearest = min(spans, key=lambda item: max(item[0][1], item[0][2]) - item[0][0])
+    lost, added = end_e - start, end_a - start
+    direction = "lost" if added < lost else "added" if added > lost else "changed"
+    if not classes:
+        return HarmSignature(record.harm, operation_kind(record.operation), direction)
+    window = SIGNATURE_WINDOW
+    wanted = nearest.buffer[start : min(end_e, start + window)]
+    got = actual.buffer[start : min(end_a, start + window)]
+    difference = (Counter(wanted) - Counter(got)) + (Counter(got) - Counter(wanted))
+    if not difference:  # the same bytes in another order (put back in the wrong place): name them
+        difference = Counter(wanted)
+    classes = tuple(sorted({byte_class(byte) for byte in difference}))
+    return HarmSignature(record.harm, operation_kind(record.operation), direction, classes)
+
+
 @dataclass(frozen=True)
 class Reading(Generic[StateT]):
     """One outcome the model allows for a step: the state it leaves, and the
@@ -273,27 +382,6 @@ def shown_repr(data: bytes, focus: int = 0) -> str:
     return elided(repr(data[start:end]), start, end, len(data))
 
 
-def first_difference(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[int, int, int] | None:
-    """``(start, expected_end, actual_end)`` of the differing span, or ``None`` if equal.
-
-    The span is what remains after stripping the common prefix and suffix, so it
-    marks exactly the bytes a reader should look at. It takes any sequence: on
-    the diff model's cells (identity-tagged bytes) it is exact, never fooled by
-    repeated text.
-    """
-    if expected == actual:
-        return None
-    start = 0
-    limit = min(len(expected), len(actual))
-    while start < limit and expected[start] == actual[start]:
-        start += 1
-    end_e, end_a = len(expected), len(actual)
-    while end_e > start and end_a > start and expected[end_e - 1] == actual[end_a - 1]:
-        end_e -= 1
-        end_a -= 1
-    return start, end_e, end_a
-
-
 def explain(record: StepRecord) -> str:
     """A plain-words account of why a step is a violation ("Let … Then …")."""
     expected, actual = record.expected, record.actual
@@ -334,6 +422,49 @@ def explain(record: StepRecord) -> str:
     return " ".join(lines)
 
 
+#: The most distinct findings a property's list holds on a certificate (issue 43);
+#: a certificate says when a run met more.
+MAX_FINDINGS = 8
+
+#: A finding's identity (issue 43): the rules it broke and its harm signature's
+#: coarse part (``HarmSignature.coarse``).
+FindingKey = tuple[tuple[str, ...], str]
+
+
+@dataclass
+class SearchLimits:
+    """What ``certify``'s search for further findings may spend (issue 43): the
+    examples it may start (Hypothesis's own, its replays of a failure included),
+    and the process CPU and wall-clock seconds from ``started``. The examples
+    bound is the one a run normally meets, so that two runs of one seed list the
+    same findings; the seconds are a backstop against slow examples (a 1.25 MiB
+    start costs 0.155 s a replay), and a certificate says when they cut a search."""
+
+    examples: int
+    cpu_seconds: float
+    wall_seconds: float
+    started: tuple[float, float] = (0.0, 0.0)
+    #: Why the search ended early (``"examples"`` or ``"time"``), once it has.
+    spent: str = ""
+    #: The examples it started, once it is over.
+    examples_run: int = 0
+
+    def start(self) -> None:
+        self.started = (time.process_time(), time.perf_counter())
+
+    def used(self) -> tuple[float, float]:
+        """CPU and wall-clock seconds since :meth:`start`."""
+        return time.process_time() - self.started[0], time.perf_counter() - self.started[1]
+
+    def out_of_time(self) -> bool:
+        """Whether the CPU or the wall-clock seconds are spent (and, once they are,
+        that the time ended the search: ``spent``)."""
+        cpu, wall = self.used()
+        if cpu > self.cpu_seconds or wall > self.wall_seconds:
+            self.spent = self.spent or "time"
+        return self.spent == "time"
+
+
 def owner_of(property_id: str) -> Callable[[tuple[str, ...]], bool]:
     """Whether a violation that broke these rules is ``property_id``'s own finding:
     one that broke its clause, or any for R0, the master property, whose machine
@@ -360,6 +491,14 @@ class Tracker:
         self.found_elsewhere: dict[str, Any] = {}
         #: The world the run reached (bytes, sizes, depth: rollcert.stateful_tests.world).
         self.world = WorldTally()
+        #: Set for ``certify``'s search for further findings only (issue 43): the
+        #: findings already known, whose examples now end without failing the
+        #: run; ``None`` in the first pass, which raises on its first own finding.
+        self.known: set[FindingKey] | None = None
+        #: That search's bounds (checked as each example and step starts).
+        self.limits: SearchLimits | None = None
+        #: The newest new finding that search met (``is_new``).
+        self.met: Any = None
 
     def owns(self, broken: tuple[str, ...]) -> bool:
         """Whether a violation that broke ``broken`` is this machine's own finding."""
@@ -367,8 +506,35 @@ class Tracker:
 
     def found(self, broken: tuple[str, ...], violation: Any) -> None:
         """Keep ``violation`` for each property it broke that has none yet."""
+        if self.known is not None:
+            return  # the search for further findings looks for this property's only
         for property_id in broken:
             self.found_elsewhere.setdefault(property_id, violation)
+
+    def is_new(self, violation: Any) -> bool:
+        """Whether one of this property's own findings fails the run: always in
+        the first pass; in the search for further findings only if it is not one
+        the search already has (then it is kept as ``met``). A known one ends its
+        example as a non-failure and the search goes on, so Hypothesis raises only
+        on a new bug: like Hypothesis's multi-bug reporting, but distinct by the
+        harm, not by where an exception came from."""
+        if self.known is None:
+            return True
+        if violation.finding_key() in self.known:
+            return False
+        self.met = violation
+        return True
+
+    def check_limits(self) -> None:
+        """Raise :class:`SearchSpent` once the search for further findings has
+        started as many examples as it may, or run out of time."""
+        limits = self.limits
+        if limits is None:
+            return
+        if self.examples >= limits.examples:
+            limits.spent = limits.spent or "examples"
+        if limits.spent or limits.out_of_time():
+            raise SearchSpent(limits.spent)
 
 
 #: A minimisation move: (family, config, operations) -> candidate traces, each

@@ -54,6 +54,7 @@ class FamilyMachine(RuleBasedStateMachine):
         bounded one takes the policy of the target's own history bound, if any;
         a target that can start at a high revision is asked to now and then,
         read from the example's start ``word``: strategies.start_revision_from)."""
+        self.tracker.check_limits()
         config = self.target.buffer_config(config)
         if self.target.starts_at_revision and word:
             config = replace(config, start_revision=strategies.start_revision_from(word))
@@ -69,6 +70,7 @@ class FamilyMachine(RuleBasedStateMachine):
         if self.target.sets_aside(self.live.model, operation):
             note_set_aside(self.family.predict, self.live.readings, operation)  # model-branch coverage
             return  # a known finding the target sets aside; not taken
+        self.tracker.check_limits()
         note(f"step {len(self.live.steps) + 1}: {operation.describe()}")
         before = self.live.model
         note_model_calls(self.family.predict, self.live.readings, operation)  # model-branch coverage
@@ -76,7 +78,12 @@ class FamilyMachine(RuleBasedStateMachine):
             self.live.execute(operation)
         except Violation as violation:
             if self.tracker.owns(violation.broken):
-                raise
+                if self.tracker.is_new(violation):
+                    raise
+                # The search for further findings (issue 43) already has this one:
+                # not a failure; the example ends and the search goes on.
+                note(f"a finding already known ({violation.coarse_signature()}); this example ends")
+                reject()
             # Another rule's finding: recorded there ("found while exploring" this
             # property), and this example ends; the run goes on with the next one.
             self.tracker.found(violation.broken, violation)

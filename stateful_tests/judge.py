@@ -58,6 +58,7 @@ from rollcert.stateful_tests.family import Unjudgeable
 from rollcert.stateful_tests.family import explain
 from rollcert.stateful_tests.family import first_difference
 from rollcert.stateful_tests.family import harm_of
+from rollcert.stateful_tests.family import harm_signature
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import CallTimeout
 from rollcert.targets.adapter import Capability
@@ -236,6 +237,21 @@ class Violation(AssertionError):
     @property
     def harm(self) -> str:
         return self.steps[-1].harm if self.steps else ""
+
+    @property
+    def signature(self) -> str:
+        """The failing step's harm signature (``family.HarmSignature``): with the
+        rules it broke, what tells this finding from another bug's."""
+        return str(harm_signature(self.steps[-1])) if self.steps else ""
+
+    def coarse_signature(self) -> str:
+        """The signature without its byte classes (``HarmSignature.coarse``)."""
+        return harm_signature(self.steps[-1], classes=False).coarse() if self.steps else ""
+
+    def finding_key(self) -> tuple[tuple[str, ...], str]:
+        """Two violations with one key are one finding (issue 43): the rules broken
+        and the coarse signature, as ``Counterexample.finding_key``."""
+        return tuple(self.broken), self.coarse_signature()
 
 
 def observe(

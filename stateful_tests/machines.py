@@ -222,7 +222,9 @@ class RollbackMachine(FamilyMachine):
     def start(self, word: bytes) -> None:
         # One choice for the whole start. Durable machines take both durability
         # modes in one run, one per example: each has its own promise (R5, R5_BATCHED).
-        start = strategies.start_from(word, self.world, self.bounded, self.durable)
+        # The search for further findings (a tracker that knows findings) starts small.
+        small = self.tracker.known is not None
+        start = strategies.start_from(word, self.world, self.bounded, self.durable, small)
         self.wide = start.wide
         config = BufferConfig(start.initial, durable=self.durable)
         if start.durability is not None:

@@ -59,6 +59,7 @@ from rollcert.stateful_tests import model_coverage
 from rollcert.stateful_tests.causes import restated
 from rollcert.stateful_tests.causes import unknown_reason
 from rollcert.stateful_tests.causes import unreached_dimensions
+from rollcert.stateful_tests.certify import FURTHER_FIGURES
 from rollcert.stateful_tests.certify import RoundRecord
 from rollcert.stateful_tests.certify import _certify_property
 from rollcert.stateful_tests.certify import assemble
@@ -336,10 +337,13 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
     merged = PropertyResult(property_id, "passed", ran[0].result.title)
     if ending is not None:
         merged.verdict, merged.reason, merged.counterexample = ending.verdict, ending.reason, ending.counterexample
+        merged.findings = list(ending.findings)  # that round's, each minimised in its unit as serially
         if merged.reason and merged.counterexample is not None:  # "... never succeeded: 0 of N calls", all rounds'
             merged.reason = restated(merged.reason, tallies)
             explanation = restated(merged.counterexample.explanation, tallies)
             merged.counterexample = replace(merged.counterexample, explanation=explanation)
+            if merged.findings:
+                merged.findings[0] = merged.counterexample
     merged.found_elsewhere = dict(sorted(found_elsewhere.items()))
     merged.seconds = round(seconds, 3)
     merged.examples, merged.steps = examples, steps
@@ -362,6 +366,8 @@ def merge_rounds(done: Sequence[UnitResult | Missing | None]) -> PropertyResult:
         said = f"the work units {', '.join(u.name for u in missing)} did not run"
         merged.verdict, merged.reason = "unknown", f"{said}; {merged.reason}" if merged.reason else said
     merged.figures = figures_of(family, tallies)
+    if ending is not None:  # how far that round's search for further findings ran (issue 43)
+        merged.figures |= {name: ending.figures[name] for name in FURTHER_FIGURES if name in ending.figures}
     return merged
 
 
@@ -461,6 +467,9 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
         if item.name == "found_elsewhere":
             record[item.name] = {pid: _counterexample_json(found) for pid, found in value.items()}
             continue
+        if item.name == "findings":
+            record[item.name] = [_counterexample_json(found) for found in value]
+            continue
         try:
             json.dumps(value)
         except TypeError:
@@ -469,11 +478,21 @@ def _result_json(result: PropertyResult) -> dict[str, Any]:
     return record
 
 
+def _distinct(findings: list[Counterexample]) -> list[Counterexample]:
+    """``findings`` once per (rules broken, harm signature), in order: a partial
+    that lists one finding twice is read as listing it once."""
+    distinct: dict[tuple[tuple[str, ...], str], Counterexample] = {}
+    for found in findings:
+        distinct.setdefault(found.finding_key(), found)
+    return list(distinct.values())
+
+
 def _result(record: dict[str, Any]) -> PropertyResult:
     found = record["counterexample"]
     values = {item.name: record[item.name] for item in fields(PropertyResult)}
     values["counterexample"] = None if found is None else _counterexample(found)
     values["found_elsewhere"] = {str(pid): _counterexample(item) for pid, item in dict(values["found_elsewhere"]).items()}
+    values["findings"] = _distinct([_counterexample(item) for item in list(values["findings"])])
     if not isinstance(values["property_id"], str) or not isinstance(values["verdict"], str):
         raise TypeError("a unit's result needs a property and a verdict")
     return PropertyResult(**values)

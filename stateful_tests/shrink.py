@@ -440,7 +440,16 @@ def _smaller_numbers(value: int) -> Iterator[int]:
     yield value - 1
 
 
-def minimise(family: Family, target: Target, violation: Violation, property_id: str | None = None) -> Violation:
+def minimise(
+    family: Family,
+    target: Target,
+    violation: Violation,
+    property_id: str | None = None,
+    *,
+    keep_finding: bool = False,
+    budget: int | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> Violation:
     """The smallest failing trace reachable from ``violation`` by greedy moves,
     each checked by replaying it on ``target``, within the family's replay budget.
 
@@ -451,11 +460,20 @@ def minimise(family: Family, target: Target, violation: Violation, property_id: 
     another rule. Among candidates of the
     same length, one that is less harmful (:func:`harm_rank`: a depth off by
     one rather than wrong bytes) is passed over, so the property's harm stays
-    in view; a shorter one is always taken."""
-    budget = family.replay_budget
+    in view; a shorter one is always taken.
+
+    With ``keep_finding`` a candidate must keep ``violation``'s finding key (the
+    rules it broke, exactly, and its coarse harm signature, ``HarmSignature.coarse``):
+    a further finding of a run that met several (issue 43) is minimised without
+    slipping into another bug's, nor into a finding already listed (an R6
+    finding of R0's machine shrinking to a failure of R0's clause alone).
+    ``budget`` replaces the family's replay budget; ``stop`` ends the pass early
+    (the further search's time), with the best trace so far."""
+    budget = family.replay_budget if budget is None else budget
     skipped: tuple[type[Exception], ...] = (HarnessError, ValueError, TypeError, IndexError, *family.not_a_trace)
     best = violation
     rules = _rules_kept(violation, property_id)
+    key = violation.finding_key() if keep_finding else None
     improved = True
     while improved and budget > 0:
         improved = False
@@ -464,12 +482,17 @@ def minimise(family: Family, target: Target, violation: Violation, property_id: 
             if not family.generable(config, candidate, target):
                 continue
             budget -= 1
-            if budget <= 0:
+            if budget <= 0 or (stop is not None and stop()):
+                budget = 0
                 break
             try:
                 replay(family, target, config, candidate)
             except Violation as found:
-                if _keeps(found, best, rules) and _fails_again(family, target, config, candidate, rules, skipped):
+                if (
+                    _keeps(found, best, rules)
+                    and (key is None or found.finding_key() == key)
+                    and _fails_again(family, target, config, candidate, rules, skipped, key)
+                ):
                     budget -= CONFIRMING_REPLAYS
                     best = found
                     improved = True
@@ -486,6 +509,7 @@ def _fails_again(
     operations: list[Any],
     rules: tuple[str, ...],
     skipped: tuple[type[Exception], ...],
+    key: tuple[tuple[str, ...], str] | None = None,
 ) -> bool:
     """Whether ``operations`` still breaks one of ``rules`` on each of
     :data:`CONFIRMING_REPLAYS` more replays (see there)."""
@@ -494,6 +518,8 @@ def _fails_again(
             replay(family, target, config, operations)
         except Violation as again:
             if not set(rules) & set(again.broken):
+                return False
+            if key is not None and again.finding_key() != key:
                 return False
         except skipped:
             return False

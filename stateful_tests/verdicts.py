@@ -18,6 +18,7 @@ from dataclasses import field
 from typing import Any
 
 from rollcert.stateful_tests.family import StepRecord
+from rollcert.stateful_tests.family import harm_signature
 from rollcert.stateful_tests.world import reproducible_world
 from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Target
@@ -111,6 +112,21 @@ class Counterexample:
     #: The revision the buffer was asked to start at (``BufferConfig.start_revision``).
     start_revision: int = 0
 
+    @property
+    def signature(self) -> str:
+        """The failing step's harm signature (``family.HarmSignature``); an R7
+        history's harm alone. With :attr:`broken`, what tells findings apart."""
+        if self.history is not None or not self.steps:
+            return self.harm
+        return str(harm_signature(self.steps[-1]))
+
+    def finding_key(self) -> tuple[tuple[str, ...], str]:
+        """Two counterexamples with one key are one finding (issue 43): the rules
+        broken and the signature's coarse part (``HarmSignature.coarse``)."""
+        if self.history is not None or not self.steps:
+            return (self.broken or (self.property_id,), self.harm)
+        return (self.broken or (self.property_id,), harm_signature(self.steps[-1], classes=False).coarse())
+
     def rule(self, reported: str | None = None) -> str:
         """The property whose rule a reader is shown as broken: ``reported`` if
         the failing step broke it, else the first rule it broke (SPEC §6a: never
@@ -156,6 +172,10 @@ class PropertyResult:
     #: Findings of other rules this property's machine met while exploring, by
     #: the property they break (minimised for it); ``certify`` reports each there.
     found_elsewhere: dict[str, Counterexample] = field(default_factory=dict)
+    #: Every distinct finding reported under this property (issue 43), the
+    #: counterexample first: each minimised on its own, distinct by the rules it
+    #: broke and its harm signature (:meth:`Counterexample.finding_key`).
+    findings: list[Counterexample] = field(default_factory=list)
     #: The machine whose exploration found this verdict's counterexample, when
     #: it is not this property's own ("found while exploring Rk").
     found_by: str = ""

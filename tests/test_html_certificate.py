@@ -129,15 +129,18 @@ def test_every_specimen_certificate_renders_one_row_per_step(name: str, tmp_path
     specimen = load_all()[name]
     assert specimen.target is not None
     certificate = _known_findings_certificate(name)
+    # One section per finding (issue 43): the counterexample's has the property's id, a further one PID-finding-N.
     expected_steps = {
-        pid: len(r.counterexample.steps) for pid, r in certificate.results.items() if r.counterexample is not None
+        pid if number == 1 else f"{pid}-finding-{number}": len(found.steps)
+        for pid, r in certificate.results.items()
+        for number, found in enumerate(r.findings or ([r.counterexample] if r.counterexample else []), 1)
     }
     assert expected_steps, f"{name}: no counterexample to draw"
     page = tmp_path / "certificate.html"
     page.write_text(render_html(from_certificate_data(certificate)), encoding="utf-8")
 
     dom = chromium(page, "--dump-dom").stdout
-    sections = re.findall(r'<section class="violation"[^>]*data-property="(\w+)"[^>]*>(.*?)</section>', dom, re.S)
+    sections = re.findall(r'<section class="violation"[^>]*id="([\w-]+)"[^>]*data-property="\w+"[^>]*>(.*?)</section>', dom, re.S)
     assert {pid for pid, _ in sections} == set(expected_steps)
     for pid, body in sections:
         if '<div class="timeline">' in body:  # R7: a history drawn as lanes, not steps; no step fails alone
