@@ -363,6 +363,28 @@ def _rollback_steps(state: ModelState, steps: int) -> Outcome:
     return Outcome(reached)
 
 
+def compaction_may_refuse(state: ModelState, operation: Operation) -> bool:
+    """R0 and R4: whether a compaction may also be refused with DivergenceError,
+    changing nothing — when a record it keeps lies above an out-of-log write.
+
+    The model keeps every state whole, so it folds records into a base
+    truthfully whatever happened between them, and succeeds. A journal of
+    inverses cannot: it computes the new base by undoing the kept records from
+    the live buffer, and undoing one that sits above an out-of-log write crosses
+    that write — the same crossing R4 forbids a rollback — giving a base that
+    never existed. Refusing is then the honest answer, and it loses nothing
+    (the journal keeps growing; a later compaction that keeps fewer records
+    succeeds). So both are allowed: succeed, as the model does, or refuse and
+    change nothing. A write at the depth compaction folds down to is not
+    crossed (the base is the state with the write in it)."""
+    if not isinstance(operation, Compact) or type(operation.keep) is not int:
+        return False
+    if not 0 < operation.keep <= state.depth:
+        return False
+    folded_down_to = state.depth - operation.keep
+    return any(folded_down_to < barrier <= state.depth for barrier in state.barriers)
+
+
 def content_verified_rollback(state: ModelState, operation: Operation) -> ModelState | None:
     """R4, what a target can observe: the state a rollback the rules refuse
     (it crosses an out-of-log write) may still reach, or ``None``.

@@ -57,6 +57,7 @@ from rollcert.model.reference import LOST_SERIAL
 from rollcert.model.reference import POISONED
 from rollcert.model.reference import ModelState
 from rollcert.model.reference import Outcome
+from rollcert.model.reference import compaction_may_refuse
 from rollcert.model.reference import content_verified_rollback
 from rollcert.model.reference import initial_state
 from rollcert.model.reference import splice_bytes
@@ -104,6 +105,9 @@ RETRY_FIGURES = ("clean_refusals", "retries_accepted", "poisoned_after_refusal")
 #: reject journal, a poisoned one) spent the armed fault too (allowed:
 #: ``rollcert.model.reference``, "a fault armed across a refusal").
 FAULT_SPENT = "the refusal spent the armed fault too (allowed)"
+#: A compaction that keeps a record above an out-of-log write, refused with
+#: DivergenceError and nothing changed (R0, R4; allowed: ``compaction_may_refuse``).
+COMPACTION_REFUSED = "refused a compaction whose kept records cross an out-of-log write (allowed)"
 #: How a target treated an armed fault across such a refusal, counted where it
 #: shows (the next splice): kept it for that splice, or had spent it. Both allowed.
 FAULT_FIGURES = ("fault_kept_through_refusal", "fault_spent_on_refusal")
@@ -486,13 +490,11 @@ def bad_splice(machine: RollbackMachine, data: st.DataObject) -> None:
 def compact(machine: RollbackMachine, data: st.DataObject) -> None:
     """Fold the oldest records into the base. R5's machine, and R0's of a target
     that can compact (capability DURABILITY) on its in-memory journal too, where
-    it meets capacities, out-of-log writes and adoption. There it keeps no record
-    above an out-of-log write: the model lets such a compaction succeed, the
-    bundled buffer refuses it with DivergenceError (it cannot compute the new
-    base truthfully), and which is right is the model's to say, not a generator's."""
+    it meets capacities, out-of-log writes and adoption — and a compaction that
+    keeps records above an out-of-log write, which the model allows to succeed
+    or to be refused (``model.reference.compaction_may_refuse``)."""
     state = machine.live.model
-    above_barrier = max((b for b in state.barriers if b <= state.depth), default=0)
-    machine.run(Compact(data.draw(st.integers(0, state.depth - above_barrier), label="keep")))
+    machine.run(Compact(data.draw(st.integers(0, state.depth), label="keep")))
 
 
 @precondition(lambda machine: machine.session is not None and machine.live.model.disk_fault is None)
@@ -765,6 +767,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         readings: tuple[Reading[ModelState], ...] = (Reading(outcome.state, kind),)
         if outcome.also_acceptable is not None:
             readings += (Reading(outcome.also_acceptable, kind, "the other outcome the rules allow"),)
+        if outcome.error is None and compaction_may_refuse(state, operation):
+            readings += (Reading(state, error_kind(DivergenceError), COMPACTION_REFUSED),)
         if outcome.error is DivergenceError:
             # R4, what a target can observe: a write that left every crossed record's
             # bytes as it checks them, crossed by a rollback that yields exactly the
