@@ -130,31 +130,31 @@ class Mutant:
 #: Keyed by the source line as it stands when the entry was written; an entry that
 #: no longer matches a survivor is simply not used (the survivor shows unclassified).
 CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
-    ("impl/journaled_buffer.py", 81, "ReplaceComparisonOperator_IsNot_Is"): (
+    ("impl/journaled_buffer.py", 84, "ReplaceComparisonOperator_IsNot_Is"): (
         "equivalent",
         "the guard against a capacity on a journal that cannot evict: every journal the bundled target "
         "builds can evict (InMemoryJournal by default, FileJournal says so), so it is false either way",
     ),
-    ("impl/journaled_buffer.py", 96, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 99, "NumberReplacer"): (
         "equivalent",
         "_base_position starting at 1 or -1 instead of 0: positions are only ever used as differences from "
         "it (a checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then "
         "reads as depth -2 or 0, and no check fires at either (a rollback never goes below depth 0)",
     ),
-    ("impl/journaled_buffer.py", 166, "ReplaceComparisonOperator_LtE_Lt"): (
+    ("impl/journaled_buffer.py", 171, "ReplaceComparisonOperator_LtE_Lt"): (
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
     ),
-    ("impl/journaled_buffer.py", 166, "ReplaceUnaryOperator_Delete_Not"): (
+    ("impl/journaled_buffer.py", 171, "ReplaceUnaryOperator_Delete_Not"): (
         "equivalent",
         "inside the bad-argument branch: it only chooses which of two ValueError messages is raised; the "
         "kind (what SPEC §3 documents and the judge compares) is the same",
     ),
-    ("impl/journaled_buffer.py", 166, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 171, "NumberReplacer"): (
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
     ),
-    ("impl/journaled_buffer.py", 200, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 205, "NumberReplacer"): (
         "equivalent",
         "the 'no same-length record' mark -1 becomes -2: serials start at 1, so no negative mark ever "
         "matches one",
