@@ -126,10 +126,14 @@ class Mutant:
     diff: str
 
 
-#: Survivors classified by hand: (module, line, operator, occurrence) -> ("equivalent" | "miss", why).
+#: Survivors classified by hand: (module, line, operator) -> ("equivalent" | "miss", why).
 #: Keyed by the source line as it stands when the entry was written; an entry that
 #: no longer matches a survivor is simply not used (the survivor shows unclassified).
-CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
+#: A (module, line, operator) key covers every mutant of that operator on the line
+#: (two NumberReplacer mutants, n+1 and n-1, say) and is classified by the worst of
+#: them; where they differ, a (module, line, operator, occurrence) key (cosmic-ray's
+#: occurrence number) classifies one of them and takes precedence.
+CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, str]] = {
     ("impl/journaled_buffer.py", 84, "ReplaceComparisonOperator_IsNot_Is"): (
         "equivalent",
         "the guard against a capacity on a journal that cannot evict: every journal the bundled target "
@@ -419,7 +423,9 @@ def score(mutants: list[Mutant]) -> dict[str, Any]:
 
 
 def classification(mutant: Mutant) -> tuple[str, str]:
-    return CLASSIFIED.get((mutant.module, mutant.line, mutant.operator), ("unclassified", ""))
+    """The hand classification of a survivor: its occurrence's entry, else its line's and operator's."""
+    exact = CLASSIFIED.get((mutant.module, mutant.line, mutant.operator, mutant.occurrence))
+    return exact or CLASSIFIED.get((mutant.module, mutant.line, mutant.operator), ("unclassified", ""))
 
 
 def rescore(path: Path) -> dict[str, Any]:
