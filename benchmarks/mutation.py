@@ -145,6 +145,20 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "it (a checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then "
         "reads as depth -2 or 0, and no check fires at either (a rollback never goes below depth 0)",
     ),
+    ("impl/journaled_buffer.py", 106, "NumberReplacer"): (
+        "equivalent",
+        "the 'no barrier' mark -1 becomes 0 or -2 (adopt_current still resets it to -1): a barrier is read as "
+        "a depth d = mark - _base_position, so the mark reads as d = -base (at most 0) or -base - 2; every check "
+        "fires only at d >= 1 (depth - steps < d <= depth with steps <= depth, dropped < d with dropped >= 0, "
+        "and d == depth in the one-step fast path, taken only at depth >= 1), and the base never goes below 0",
+    ),
+    ("impl/journaled_buffer.py", 164, "AddNot"): (
+        "miss",
+        "a bytearray or memoryview insert, splice(0, 1, bytearray(b'J')), raises TypeError where SPEC §2 "
+        "(model.contract.check_splice_arguments) accepts any bytes-like insert, and an int insert, "
+        "splice(0, 0, 2), inserts two NUL bytes instead of raising TypeError: every machine sends a bytes "
+        "insert (bad_splice varies only the range), so no draw has another type",
+    ),
     ("impl/journaled_buffer.py", 171, "ReplaceComparisonOperator_LtE_Lt"): (
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
@@ -158,10 +172,60 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
     ),
+    ("impl/journaled_buffer.py", 171, "AddNot"): (
+        "equivalent",
+        "the same branch: which of two ValueError messages, never whether one is raised",
+    ),
+    ("impl/journaled_buffer.py", 199, "NumberReplacer"): (
+        "equivalent",
+        "a same-length splice moves the storage version by 2 (or by 0) instead of 1, and the same statement "
+        "sets the buffer's expected version to it: a version is only ever compared for equality with the one "
+        "its reader's own last write left (this buffer's, and DiffableBuffer's, reset after each of its "
+        "operations), and an out-of-log write goes through ChunkedText.replace, which always adds 1, so it is "
+        "still told apart; 200 random sequences (splices, rollbacks, checkpoints, out-of-log writes, adoption, "
+        "compaction, a durable reopen) observe the same bytes, depths, revisions and error kinds",
+    ),
     ("impl/journaled_buffer.py", 205, "NumberReplacer"): (
         "equivalent",
         "the 'no same-length record' mark -1 becomes -2: serials start at 1, so no negative mark ever "
         "matches one",
+    ),
+    ("impl/journaled_buffer.py", 232, "NumberReplacer"): (
+        "miss",
+        "steps < -1: rollback(-1) raises no ValueError but runs _rollback_locked(-1), which undoes nothing and "
+        "leaves depth + 1 and revision - 1 (b'hello', splice(0, 1, b'J'), rollback(-1): depth 2 with one record, "
+        "revision 0; a rollback(2) then pops an empty journal); no machine draws a negative step count "
+        "(model.reference: bad arguments are bad_splice's, which varies only the range). The other mutant, "
+        "steps < 1, refuses rollback(0), which the rollback rule draws (ZERO_STEPS_SHARE)",
+    ),
+    ("impl/journaled_buffer.py", 254, "NumberReplacer"): (
+        "equivalent",
+        "the one-step undo of a same-length splice moves the storage version by 2 (or by 0) instead of 1 and "
+        "sets the expected version to it in the next statement: the same argument as line 199",
+    ),
+    ("impl/journaled_buffer.py", 293, "NumberReplacer", 58): (
+        "equivalent",
+        "adopt_current's base names next serial horizon + 2 instead of horizon + 1: the buffer keeps counting "
+        "from horizon + 1 on its own counter, recovery accepts the file (horizon < next serial; each record's "
+        "serial above the newest; floors at or above it) and reopens at the next block (reopen_floor): one "
+        "serial skipped, none reused (one block of 2^32 more skipped only when horizon + 2 is a multiple of it)",
+    ),
+    ("impl/journaled_buffer.py", 293, "NumberReplacer"): (
+        "miss",
+        "horizon + 0 (occurrence 59): adopt_current's base names next serial == horizon serial, which recovery "
+        "refuses, so a durable buffer that adopted cannot be reopened: open_durable_buffer(disk, b'hello'), "
+        "splice(0, 1, b'J'), adopt_current(), journal.close(), open_durable_buffer(disk) raises RecoveryError. "
+        "The R5 machine, the only one on a durable journal, takes no adoption (machines.rules_for: a durable "
+        "journal rules out out-of-log writes, adoption and capacities), and the in-memory journal ignores the base",
+    ),
+    ("impl/journaled_buffer.py", 322, "ReplaceComparisonOperator_LtE_Gt"): (
+        "equivalent",
+        "dropped < barrier > depth is never true (a barrier never lies above the depth: it is set at the "
+        "current depth, no rollback crosses it, evictions and compactions only lower it), so compaction never "
+        "refuses above an out-of-log write: it succeeds, which is the model's own outcome (the refusal is "
+        "allowed, never required: model.reference.compaction_may_refuse). Nothing else changes: the barrier "
+        "still bars every rollback across it, so the base (computed across the write) is never reached; the "
+        "in-memory journal keeps no base, and the durable machine takes no out-of-log writes",
     ),
     # impl/chunked_text.py. Its observable behaviour is the bytes, the length and that every write
     # moves ``version``; how the bytes are cut into chunks and groups is not observable, so a mutant
