@@ -303,7 +303,10 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "equivalent", "which group's size decides whether the last short group joins the one before: layout only",
     ),
     ("impl/chunked_text.py", 261, "NumberReplacer"): (
-        "equivalent", "the size below which the last group joins the one before: layout only",
+        "equivalent",
+        "the size below which the last group joins the one before (// 1, // 3), or joining it only when there "
+        "are three groups or more (> 2): layout only (> 0 takes new_groups[-2] of a lone group, IndexError: "
+        "detected)",
     ),
     ("impl/chunked_text.py", 281, "NumberReplacer"): (
         "equivalent", "the group size doubles at 80 groups instead of 64: layout only",
@@ -313,6 +316,90 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "the group size no longer doubles past 64 groups, and _regroup recurses without end (RecursionError): "
         "only a buffer past 64 groups of 16 chunks (32 MiB at the bundled chunk size) shows it, beyond any "
         "size a quick run can afford with a model that keeps every state whole",
+    ),
+    ("impl/chunked_text.py", 39, "NumberReplacer"): (
+        "equivalent",
+        "CHUNK_SIZE 31 or 33 KiB (or 32 x 1023, 32 x 1025): a layout parameter, the bytes are the same at any "
+        "chunk size >= 1 (the unit tests run 1-4 bytes; differential fuzz at 1-4 agrees); the bundled target "
+        "declares it as chunk_bytes, so the generators' chunk-boundary offsets follow it",
+    ),
+    ("impl/chunked_text.py", 44, "NumberReplacer"): (
+        "equivalent", "GROUP_SIZE 17 or 15: layout only, the bytes are the same at any group size >= 1",
+    ),
+    ("impl/chunked_text.py", 68, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent", "int & None in a parameter annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/chunked_text.py", 85, "ReplaceUnaryOperator_USub_UAdd"): (
+        "equivalent",
+        "the initial hint offset (1, 0 or -2 for -1) is never read: __init__ ends with _regroup, whose first "
+        "statement sets it to -1 again",
+    ),
+    ("impl/chunked_text.py", 85, "ReplaceUnaryOperator_Delete_USub"): (
+        "equivalent",
+        "the initial hint offset (1, 0 or -2 for -1) is never read: __init__ ends with _regroup, whose first "
+        "statement sets it to -1 again",
+    ),
+    ("impl/chunked_text.py", 85, "NumberReplacer"): (
+        "equivalent",
+        "the initial hint offset (1, 0 or -2 for -1) is never read: __init__ ends with _regroup, whose first "
+        "statement sets it to -1 again",
+    ),
+    ("impl/chunked_text.py", 117, "ReplaceBinaryOperator_Sub_Add"): (
+        "equivalent",
+        "read_range's one-chunk test with end + start for end - start is never looser (start >= 0): a read "
+        "that fits its chunk but starts past 0 goes to _read_across, which walks from the same chunk and "
+        "returns the same bytes, only leaving no hint (the replace after it looks its chunk up): slower, never "
+        "wrong",
+    ),
+    ("impl/chunked_text.py", 136, "NumberReplacer"): (
+        "equivalent",
+        "locate with a lone group: group -1 is group 0 (the other mutant, g = 1, raises IndexError on every "
+        "same-length splice of a one-group buffer: detected)",
+    ),
+    ("impl/chunked_text.py", 145, "NumberReplacer"): (
+        "miss",
+        "locate takes the chunk before the right one (- 2; an offset in a group's first chunk reads index -1, "
+        "the group's last chunk, at a negative offset) or after it (- 0), in a group of several chunks: "
+        "JournaledBuffer(40,000 bytes).splice(5, 2, b'XY') writes into the last chunk instead, and the bytes "
+        "are wrong after it and after its rollback. It needs a same-length splice (delete_length == "
+        "len(insert) > 0) in a buffer past 32 KiB: there the drawn delete length is 0, the rest of the "
+        "buffer, or uniform over it, and it almost never equals a 0-4-byte insert",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceUnaryOperator_Delete_Not"): (
+        "equivalent",
+        "if chunk or ...: a length-changing edit regroups whenever its chunk is non-empty (the same chunks "
+        "re-cut: layout) and leaves a chunk it emptied in place; every lookup skips an empty chunk (bisect_right "
+        "takes the last of equal starts), read() joins it as nothing and the merge paths walk over it: the same "
+        "bytes, empty chunks kept until their group is regrouped (differential fuzz at chunk sizes 1-4, group "
+        "sizes 1-16 agrees)",
+    ),
+    ("impl/chunked_text.py", 204, "NumberReplacer"): (
+        "equivalent", "a chunk is re-split past 3 (or 1) chunk sizes instead of 2: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent", "_regroup splits a chunk longer than size + 2 instead of 2 x size: smaller chunks, layout only",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceBinaryOperator_FloorDiv_Mul"): (
+        "equivalent",
+        "a regrouped run borrows its neighbouring group below two group sizes instead of half of one: layout "
+        "only (see line 250 above)",
+    ),
+    ("impl/chunked_text.py", 280, "NumberReplacer"): (
+        "miss",
+        "the groups after a regrouped run get their starts from a group's first chunk (- 0) or the one before "
+        "its last (- 2) instead of its last: wrong from the second of them on once a group has chunks of "
+        "different lengths. Needs three groups (the 40-chunk start: 16, 16 and 9 chunks), a length change in "
+        "group 1's first or last chunk, a regroup of group 0, then an edit or lookup in group 2 (read() joins "
+        "the chunks and does not see it): JournaledBuffer(40 x 32 KiB + 101 bytes), splice(16 x 32768 + 5, 0, "
+        "b'abc'), splice(32767, 2, b''), splice(len, 0, b'Z') leaves the wrong bytes; one start in 32 has three "
+        "groups, and then it takes those three edits. (The rels[k][...] mutants of this line are killed)",
+    ),
+    ("impl/chunked_text.py", 286, "NumberReplacer"): (
+        "miss",
+        "the regroup after the group size doubles starts the groups at -1 or 1 instead of 0 (every lookup "
+        "after it off by one byte), or replaces groups [1:] or [-1:] instead of all (chunks doubled): the "
+        "same blind spot as line 285, past 64 groups (32 MiB at the bundled chunk size; at chunk size 1 and "
+        "group size 2 a 600-byte buffer shows it)",
     ),
 }
 
