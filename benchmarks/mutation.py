@@ -134,6 +134,14 @@ class Mutant:
 #: them; where they differ, a (module, line, operator, occurrence) key (cosmic-ray's
 #: occurrence number) classifies one of them and takes precedence.
 CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, str]] = {
+    ("impl/journaled_buffer.py", 73, "ReplaceOrWithAnd"): (
+        "miss",
+        "the start revision is refused only if it is both not an int and negative: JournaledBuffer(b'ab', "
+        "start_revision=-1) is accepted (a splice then brings it to revision 0, a revision the buffer already "
+        "showed), and so are 1.5 and True (revisions 2.5 and 2 after a splice); a str raises TypeError for "
+        "ValueError. The generators only draw valid start revisions (strategies.start_revision_from: 0, or "
+        "1-8 below a wrap) and never build a buffer with a bad one",
+    ),
     ("impl/journaled_buffer.py", 84, "ReplaceComparisonOperator_IsNot_Is"): (
         "equivalent",
         "the guard against a capacity on a journal that cannot evict: every journal the bundled target "
@@ -158,6 +166,11 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "(model.contract.check_splice_arguments) accepts any bytes-like insert, and an int insert, "
         "splice(0, 0, 2), inserts two NUL bytes instead of raising TypeError: every machine sends a bytes "
         "insert (bad_splice varies only the range), so no draw has another type",
+    ),
+    ("impl/journaled_buffer.py", 164, "ReplaceUnaryOperator_Delete_Not"): (
+        "miss",
+        "the same as AddNot on this line: a bytearray or memoryview insert raises TypeError (SPEC §2 accepts "
+        "it) and an int insert, splice(0, 0, 2), inserts NUL bytes; every machine sends a bytes insert",
     ),
     ("impl/journaled_buffer.py", 171, "ReplaceComparisonOperator_LtE_Lt"): (
         "equivalent",
@@ -226,6 +239,17 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "allowed, never required: model.reference.compaction_may_refuse). Nothing else changes: the barrier "
         "still bars every rollback across it, so the base (computed across the write) is never reached; the "
         "in-memory journal keeps no base, and the durable machine takes no out-of-log writes",
+    ),
+    ("impl/journaled_buffer.py", 397, "ReplaceComparisonOperator_Lt_LtE"): (
+        "miss",
+        "a rollback that stops exactly at the depth of an out-of-log write is refused with DivergenceError "
+        "(depth - steps <= barrier): JournaledBuffer(b'hello'), write_out_of_log(4, 1, b'O') (at depth 0), "
+        "splice(0, 1, b'J'), splice(1, 1, b'E'), rollback(2): the model rolls back to b'hellO', the mutant "
+        "refuses (a replay of those four steps through the judge reports the violation). Only "
+        "_rollback_locked has the check: a rollback(1) takes the fast path, so it needs rollback(n >= 2) or a "
+        "rollback_to landing on the write's depth (e.g. a checkpoint taken right after the write, one splice, "
+        "rollback_to), which the quick run at seed 0 did not draw: rollback_to's lures are checkpoints whose "
+        "way back crosses a write, not ones that stop on it",
     ),
     # impl/chunked_text.py. Its observable behaviour is the bytes, the length and that every write
     # moves ``version``; how the bytes are cut into chunks and groups is not observable, so a mutant
@@ -400,6 +424,23 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "after it off by one byte), or replaces groups [1:] or [-1:] instead of all (chunks doubled): the "
         "same blind spot as line 285, past 64 groups (32 MiB at the bundled chunk size; at chunk size 1 and "
         "group size 2 a 600-byte buffer shows it)",
+    ),
+    ("impl/chunked_text.py", 135, "ReplaceComparisonOperator_Eq_NotEq"): (
+        "equivalent",
+        "locate's one-group shortcut taken with several groups (and the bisect with one, which finds group 0): "
+        "group 0 starts at 0, so an offset inside it is right; past it the range never fits group 0's chunk, "
+        "locate says None and the buffer takes its general path (a zero-length range at group 0's very end "
+        "gets a zero-length write there, which changes nothing): slower, never wrong",
+    ),
+    ("impl/chunked_text.py", 197, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent", "a guard before a loop over range(i + 1, len(rel)), which is empty whenever the guard is false",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceUnaryOperator_Delete_Not"): (
+        "equivalent",
+        "... or pieces: a regrouped run borrows its neighbouring group whenever it has chunks (layout only, "
+        "see line 250 above); an empty run is still below half a group at every group size the bundled "
+        "storage has (16 and its doublings), so the empty buffer still gets its one empty chunk (at group "
+        "size 1, which only unit tests use, it would lose its last group)",
     ),
 }
 
