@@ -189,6 +189,16 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
     ),
+    ("impl/journaled_buffer.py", 187, "AddNot"): (
+        "miss",
+        "if found is None: the same-length fast path is taken exactly when locate found no single chunk, and "
+        "unpacking None raises TypeError (nothing changed: the record is not yet appended); when locate finds "
+        "one, the general path does the same splice. So a same-length splice across a chunk boundary fails: "
+        "JournaledBuffer(76,800 bytes).splice(32767, 2, b'XY') raises TypeError. It needs delete_length == "
+        "len(insert) > 0 across a chunk boundary of a buffer past 32 KiB: the edits near a boundary draw their "
+        "delete length from 0, the rest of the buffer or uniform over it (and the 64 KiB seam edit removes "
+        "2-129 bytes for a 0-4-byte insert), so they almost never match",
+    ),
     ("impl/journaled_buffer.py", 199, "NumberReplacer"): (
         "equivalent",
         "a same-length splice moves the storage version by 2 (or by 0) instead of 1, and the same statement "
@@ -239,6 +249,14 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "allowed, never required: model.reference.compaction_may_refuse). Nothing else changes: the barrier "
         "still bars every rollback across it, so the base (computed across the write) is never reached; the "
         "in-memory journal keeps no base, and the durable machine takes no out-of-log writes",
+    ),
+    ("impl/journaled_buffer.py", 322, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "dropped < barrier < depth: a compaction that keeps records below an out-of-log write made at the "
+        "current depth (splice, write_out_of_log, compact(1)) succeeds instead of refusing; both are allowed "
+        "(model.reference.compaction_may_refuse; success is the model's own outcome), and nothing else "
+        "changes: the barrier, now at the new depth, still bars every rollback across it (see line 322 "
+        "LtE_Gt)",
     ),
     ("impl/journaled_buffer.py", 397, "ReplaceComparisonOperator_Lt_LtE"): (
         "miss",
