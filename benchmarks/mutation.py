@@ -160,6 +160,12 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "fires only at d >= 1 (depth - steps < d <= depth with steps <= depth, dropped < d with dropped >= 0, "
         "and d == depth in the one-step fast path, taken only at depth >= 1), and the base never goes below 0",
     ),
+    ("impl/journaled_buffer.py", 114, "NumberReplacer"): (
+        "equivalent",
+        "the initial undo location (bytearray(), 1 or -1) is never read: rollback reads _undo_at only when "
+        "the popped record's serial equals _undo_serial, which starts at -1 (no serial) and is set together "
+        "with _undo_at by the same-length splice",
+    ),
     ("impl/journaled_buffer.py", 164, "AddNot"): (
         "miss",
         "a bytearray or memoryview insert, splice(0, 1, bytearray(b'J')), raises TypeError where SPEC §2 "
@@ -281,7 +287,7 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
     ("impl/chunked_text.py", 86, "NumberReplacer"): (
         "equivalent", "the initial hint is never read: the hint offset starts at -1, which no offset matches",
     ),
-    ("impl/chunked_text.py", 241, "NumberReplacer"): (
+    ("impl/chunked_text.py", 241, "NumberReplacer", 100): (
         "equivalent", "'no hint' as -2 instead of -1: no offset is negative, so neither is ever matched",
     ),
     ("impl/chunked_text.py", 142, "AddNot"): (
@@ -321,7 +327,7 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "an edit that spans two groups merges the wrong chunks: needs two groups and an edit across their "
         "boundary (closed by strategies.MANY_CHUNKS and the offsets near chunk boundaries)",
     ),
-    ("impl/chunked_text.py", 143, "NumberReplacer"): (
+    ("impl/chunked_text.py", 143, "NumberReplacer", 45): (
         "equivalent", "the group has one chunk on this path, so its chunk [-1] is its chunk [0]",
     ),
     ("impl/chunked_text.py", 158, "ReplaceComparisonOperator_Gt_GtE"): (
@@ -393,7 +399,7 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "returns the same bytes, only leaving no hint (the replace after it looks its chunk up): slower, never "
         "wrong",
     ),
-    ("impl/chunked_text.py", 136, "NumberReplacer"): (
+    ("impl/chunked_text.py", 136, "NumberReplacer", 39): (
         "equivalent",
         "locate with a lone group: group -1 is group 0 (the other mutant, g = 1, raises IndexError on every "
         "same-length splice of a one-group buffer: detected)",
@@ -459,6 +465,184 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "see line 250 above); an empty run is still below half a group at every group size the bundled "
         "storage has (16 and its doublings), so the empty buffer still gets its one empty chunk (at group "
         "size 1, which only unit tests use, it would lose its last group)",
+    ),
+    # Classified ahead of a survivor (none of these survived in the run that added them, and a later run
+    # samples other mutants): from the code, each also run against a bytearray at tiny chunk and group sizes.
+    ("impl/chunked_text.py", 39, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "CHUNK_SIZE = 32 + 1024 (1,056-byte chunks): layout only (see line 39 NumberReplacer)",
+    ),
+    ("impl/chunked_text.py", 72, "ReplaceOrWithAnd"): (
+        "equivalent",
+        "the check of an explicit chunk or group size: the bundled storage never passes one",
+    ),
+    ("impl/chunked_text.py", 91, "NumberReplacer"): (
+        "equivalent",
+        "the version starts at 1 or -1: it is only compared for equality with a value read from it, and "
+        "every write still adds 1",
+    ),
+    ("impl/chunked_text.py", 93, "NumberReplacer", 24): (
+        "equivalent",
+        "_regroup(0, 1, ...) in __init__: the lists are still empty, so [0:1] is [0:0]",
+    ),
+    ("impl/chunked_text.py", 107, "NumberReplacer", 29): (
+        "equivalent",
+        "read_range's one-group shortcut never taken (== 0): the bisect finds group 0 as well",
+    ),
+    ("impl/chunked_text.py", 117, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "a read that ends exactly at its chunk's end goes to _read_across: the same bytes from the same "
+        "chunk, only no hint left (the replace after it looks its chunk up)",
+    ),
+    ("impl/chunked_text.py", 123, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent",
+        "an annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/chunked_text.py", 135, "AddNot"): (
+        "equivalent",
+        "locate's one-group shortcut reversed: see line 135 Eq_NotEq",
+    ),
+    ("impl/chunked_text.py", 135, "NumberReplacer"): (
+        "equivalent",
+        "locate's one-group shortcut taken with two groups (== 2) or never (== 0): see line 135 Eq_NotEq",
+    ),
+    ("impl/chunked_text.py", 142, "ReplaceComparisonOperator_Eq_NotEq"): (
+        "equivalent",
+        "locate's one-chunk shortcut reversed: with several chunks it takes chunk 0, which is right "
+        "whenever the range fits it and else gives None (the general path); with one chunk the bisect "
+        "finds it",
+    ),
+    ("impl/chunked_text.py", 142, "NumberReplacer"): (
+        "equivalent",
+        "locate's one-chunk shortcut taken with two chunks (== 2) or never (== 0): see line 142 Eq_NotEq",
+    ),
+    ("impl/chunked_text.py", 148, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "locate says None for a range that ends exactly at its chunk's end: the splice takes the general "
+        "path, the same bytes",
+    ),
+    ("impl/chunked_text.py", 158, "NumberReplacer", 51): (
+        "equivalent",
+        "remaining > -1: the read goes on over the rest of its group with nothing left to read: empty "
+        "pieces, the same bytes (the other mutant, > 1, skips to the next group)",
+    ),
+    ("impl/chunked_text.py", 170, "NumberReplacer", 60): (
+        "equivalent",
+        "every replace moves the version by 2: still a move, and versions are only compared for equality",
+    ),
+    ("impl/chunked_text.py", 175, "ReplaceComparisonOperator_Eq_NotEq"): (
+        "equivalent",
+        "replace's one-group shortcut reversed: see line 175 AddNot",
+    ),
+    ("impl/chunked_text.py", 175, "NumberReplacer"): (
+        "equivalent",
+        "replace's one-group shortcut taken with two groups (== 2) or never (== 0): see line 175 AddNot",
+    ),
+    ("impl/chunked_text.py", 194, "NumberReplacer", 70): (
+        "equivalent",
+        "'no hint' as -2 instead of -1: no offset is negative",
+    ),
+    ("impl/chunked_text.py", 197, "NumberReplacer", 73): (
+        "equivalent",
+        "a guard before a loop over range(i + 1, len(rel)), which is empty whenever the guard is false",
+    ),
+    ("impl/chunked_text.py", 201, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent",
+        "a guard before a loop over range(g + 1, len(gstarts)), which is empty whenever the guard is "
+        "false",
+    ),
+    ("impl/chunked_text.py", 201, "NumberReplacer", 77): (
+        "equivalent",
+        "a guard before a loop over range(g + 1, len(gstarts)), which is empty whenever the guard is "
+        "false",
+    ),
+    ("impl/chunked_text.py", 201, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent",
+        "a guard before a loop over range(g + 1, len(gstarts)), which is empty whenever the guard is "
+        "false",
+    ),
+    ("impl/chunked_text.py", 204, "AddNot"): (
+        "equivalent",
+        "if chunk or ...: see line 204 Delete_Not (layout only)",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceOrWithAnd"): (
+        "equivalent",
+        "never regroups after an in-chunk edit: chunks grow past twice the chunk size unsplit and emptied "
+        "chunks stay (both read right, see line 204 Delete_Not): layout only",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceComparisonOperator_Gt_LtE"): (
+        "equivalent",
+        "regroups after nearly every length change, and never for an oversized chunk (which then stays "
+        "whole): layout only",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent",
+        "a chunk of exactly twice the chunk size is re-split too: layout only",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "a chunk is re-split past size + 2 instead of 2 x size: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "AddNot"): (
+        "equivalent",
+        "_regroup cuts the chunks up to twice the size into pieces of the size (dropping empty ones) and "
+        "keeps longer ones whole: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "ReplaceComparisonOperator_Gt_LtE"): (
+        "equivalent",
+        "the same as AddNot on this line: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "NumberReplacer"): (
+        "equivalent",
+        "_regroup splits chunks past 3 (or 1) chunk sizes instead of 2: layout only",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent",
+        "whether a regrouped run borrows its neighbouring group: layout only (see line 250 above)",
+    ),
+    ("impl/chunked_text.py", 250, "NumberReplacer"): (
+        "equivalent",
+        "whether a regrouped run borrows its neighbouring group (// 3, // 1): layout only",
+    ),
+    ("impl/chunked_text.py", 254, "NumberReplacer", 110): (
+        "equivalent",
+        "first > 1: the last group, regrouped empty with one group before it, does not borrow that one "
+        "and becomes a group of one empty chunk, which every lookup skips (or, at the very end, writes "
+        "into): layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceUnaryOperator_USub_UAdd"): (
+        "equivalent",
+        "which group's size decides whether the last short group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent",
+        "the size below which the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceComparisonOperator_Lt_GtE"): (
+        "equivalent",
+        "whether the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceBinaryOperator_FloorDiv_Mul"): (
+        "equivalent",
+        "the size below which the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 281, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent",
+        "the group size doubles at 64 groups instead of 65: layout only",
+    ),
+    ("impl/chunked_text.py", 281, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "the group size doubles past 4 + group size groups (20): layout only; each doubling halves the "
+        "groups, so it stops",
+    ),
+    ("impl/chunked_text.py", 285, "NumberReplacer", 134): (
+        "equivalent",
+        "the group size triples instead of doubling: layout only",
+    ),
+    ("impl/chunked_text.py", 285, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "the group size grows to 2 + group size (18): 65 groups of 16 regroup into 58, below 4 x 18, so "
+        "it stops: layout only",
     ),
 }
 
