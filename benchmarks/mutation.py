@@ -644,6 +644,116 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "the group size grows to 2 + group size (18): 65 groups of 16 regroup into 58, below 4 x 18, so "
         "it stops: layout only",
     ),
+    # journaled_buffer.py, classified ahead of a survivor in the same way (the differential check: 200 random
+    # sequences of splices, rollbacks, checkpoints, out-of-log writes, adoption, compaction and a durable reopen).
+    ("impl/journaled_buffer.py", 44, "NumberReplacer"): (
+        "equivalent",
+        "buffer ids counted from 2 or 0: ids are only compared for equality (a checkpoint's or a diff's "
+        "buffer); durable buffers draw theirs at random above 2^62",
+    ),
+    ("impl/journaled_buffer.py", 68, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent",
+        "an annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/journaled_buffer.py", 70, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent",
+        "an annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/journaled_buffer.py", 73, "NumberReplacer"): (
+        "miss",
+        "start_revision < -1: JournaledBuffer(b'ab', start_revision=-1) is accepted (see line 73 "
+        "ReplaceOrWithAnd: no generator draws a bad start revision); the other mutant, < 1, refuses the "
+        "default 0 (detected)",
+    ),
+    ("impl/journaled_buffer.py", 80, "NumberReplacer"): (
+        "miss",
+        "capacity < 0: JournaledBuffer(b'abc', capacity=0) is accepted, and then every splice is refused "
+        "as full (reject) or evicts the record it just appended (evict_oldest: depth stays 0); the "
+        "bounded machines draw capacities 1-4 and 66-73 only. The other mutant, < 2, refuses capacity 1 "
+        "(detected)",
+    ),
+    ("impl/journaled_buffer.py", 84, "AddNot"): (
+        "equivalent",
+        "the guard against a capacity on a journal that cannot evict, reversed: false either way (see "
+        "line 84 IsNot_Is)",
+    ),
+    ("impl/journaled_buffer.py", 96, "NumberReplacer", 10): (
+        "equivalent",
+        "serials counted from 2: they stay unique and above the horizon's 0, and are only compared for "
+        "equality in memory (a durable buffer's come from its journal's block)",
+    ),
+    ("impl/journaled_buffer.py", 97, "NumberReplacer", 13): (
+        "equivalent",
+        "the first horizon's serial -1 instead of 0: still no record's serial (those start at 1), and "
+        "only compared for equality; a durable buffer takes its journal's",
+    ),
+    ("impl/journaled_buffer.py", 113, "NumberReplacer"): (
+        "equivalent",
+        "the initial 'no same-length record' mark -2 or 0 for -1: serials start at 1, so neither matches "
+        "one",
+    ),
+    ("impl/journaled_buffer.py", 161, "ReplaceOrWithAnd"): (
+        "miss",
+        "TypeError only if both offset and delete_length are not ints: splice(True, 0, b'x') inserts at "
+        "offset 1 (SPEC §2 and model.contract.check_integer: True is not an offset), a float offset fails "
+        "later with TypeError anyway; no machine draws a non-int offset (bad_splice varies only the "
+        "range)",
+    ),
+    ("impl/journaled_buffer.py", 171, "ReplaceComparisonOperator_LtE_Gt"): (
+        "equivalent",
+        "the same branch: which of two ValueError messages, never whether one is raised",
+    ),
+    ("impl/journaled_buffer.py", 187, "ReplaceComparisonOperator_IsNot_Is"): (
+        "miss",
+        "if found is None: the same as line 187 AddNot (a same-length splice across a chunk boundary "
+        "raises TypeError)",
+    ),
+    ("impl/journaled_buffer.py", 199, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent",
+        "a same-length splice moves the storage version by -1: still a move, set as the expected version "
+        "in the same statement (see line 199 NumberReplacer; an out-of-log write adds 1 to whatever it "
+        "is, so it is still told apart)",
+    ),
+    ("impl/journaled_buffer.py", 224, "NumberReplacer"): (
+        "miss",
+        "rollback()'s default step count 2 or 0: b.rollback() undoes two records or none; every machine "
+        "passes the step count (RollbackFamily.perform: sut.rollback(operation.steps))",
+    ),
+    ("impl/journaled_buffer.py", 254, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent",
+        "the one-step undo of a same-length splice moves the storage version by -1: see line 199 Add_Sub",
+    ),
+    ("impl/journaled_buffer.py", 293, "ReplaceBinaryOperator_Add_Sub"): (
+        "miss",
+        "adopt_current's base on a durable journal: next serial horizon - 1 (recovery refuses it: "
+        "open_durable_buffer, splice, adopt_current, close, reopen raises RecoveryError) or base position "
+        "base - depth (struct.error from the rewrite when the depth is above the base: "
+        "open_durable_buffer(disk, b'hello'), two splices, adopt_current()); the R5 machine takes no "
+        "adoption",
+    ),
+    ("impl/journaled_buffer.py", 295, "ReplaceUnaryOperator_USub_UAdd"): (
+        "equivalent",
+        "adopt_current resets the 'no same-length record' mark to 1: after adoption every serial is above "
+        "the new horizon's (>= 1), so 1 never matches",
+    ),
+    ("impl/journaled_buffer.py", 295, "ReplaceUnaryOperator_Delete_USub"): (
+        "equivalent",
+        "adopt_current resets the 'no same-length record' mark to 1: after adoption every serial is above "
+        "the new horizon's (>= 1), so 1 never matches",
+    ),
+    ("impl/journaled_buffer.py", 295, "NumberReplacer"): (
+        "equivalent",
+        "adopt_current resets the 'no same-length record' mark to -2 or 0: no serial is either",
+    ),
+    ("impl/journaled_buffer.py", 299, "NumberReplacer"): (
+        "equivalent",
+        "adopt_current resets the 'no barrier' mark to -2 or 0: see line 106 (it reads as a depth of at "
+        "most 0, where no check fires)",
+    ),
+    ("impl/journaled_buffer.py", 389, "NumberReplacer"): (
+        "equivalent",
+        "_rollback_locked resets the 'no same-length record' mark to -2 or 0: no serial is either",
+    ),
 }
 
 
