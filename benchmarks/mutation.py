@@ -754,6 +754,25 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "equivalent",
         "_rollback_locked resets the 'no same-length record' mark to -2 or 0: no serial is either",
     ),
+    ("impl/chunked_text.py", 93, "NumberReplacer"): (
+        "miss",
+        "_regroup(-1, 0, ...) in __init__ (occurrence 23): the loop that fixes the starts of the groups "
+        "after the new ones runs over the last group and sets its start to the buffer's end, so a buffer "
+        "built with two groups or more (24 chunks, 768 KiB) puts every edit of its last group in the "
+        "wrong place: JournaledBuffer(40 x 32 KiB + 101 bytes).splice(len, 0, b'Z') inserts at 1 MiB "
+        "instead of the end (a one-group buffer ignores the start). Only the 40-chunk starts (one example "
+        "in 32, and Hypothesis reuses start words) have two groups, and read() joins the chunks without "
+        "the starts: it takes one of them editing past 1 MiB. (_regroup(1, ...) and (0, -1, ...) are "
+        "other mutants of this line; (0, 1, ...) is equivalent, occurrence 24 above)",
+    ),
+    ("impl/chunked_text.py", 280, "ReplaceUnaryOperator_Delete_USub"): (
+        "miss",
+        "groups[k][1] for groups[k][-1]: the start of the groups after a regrouped run comes from a "
+        "group's second chunk, wrong from the second of them on once it differs from the group's last: as "
+        "line 280 NumberReplacer with the length change in group 1's second chunk (splice(17 x 32768 + 5, "
+        "0, b'abc'), splice(32767, 2, b''), splice(len, 0, b'Z') on the 40-chunk start leaves the wrong "
+        "bytes)",
+    ),
 }
 
 
