@@ -773,6 +773,30 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "0, b'abc'), splice(32767, 2, b''), splice(len, 0, b'Z') on the 40-chunk start leaves the wrong "
         "bytes)",
     ),
+    ("impl/journaled_buffer.py", 71, "NumberReplacer"): (
+        "miss",
+        "start_revision's default 1 (occurrence 2): JournaledBuffer(b'x').revision is 1, not 0. Every "
+        "machine builds the buffer through BundledAdapter, which passes BufferConfig.start_revision "
+        "explicitly, recovery (_restore) overwrites the revision, and the diff layer wraps that buffer: "
+        "no run builds one with the default. (The other mutant, -1, makes the default refuse itself: "
+        "detected)",
+    ),
+    ("impl/chunked_text.py", 148, "ReplaceComparisonOperator_LtE_Gt"): (
+        "miss",
+        "locate returns the chunk exactly when the range does not fit it, else None: a same-length splice "
+        "across a chunk boundary writes into the first chunk's tail, growing it, and the buffer's length "
+        "and bytes go wrong (JournaledBuffer(76,800 bytes).splice(32767, 2, b'XY') leaves 76,801 bytes "
+        "behind a length of 76,800); one that fits takes the general path, right. It needs delete_length "
+        "== len(insert) > 0 across a boundary of a buffer past 32 KiB, which the generators almost never "
+        "draw (see journaled_buffer.py line 187 AddNot)",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceOrWithAnd"): (
+        "equivalent",
+        "a regrouped run borrows its neighbouring group only when it has no chunks left (at every group "
+        "size the bundled storage has, 16 and its doublings, an empty run is below half a group): short "
+        "groups stay short, layout only (at group size 1, which only unit tests use, the emptied buffer "
+        "would lose its last group)",
+    ),
 }
 
 
