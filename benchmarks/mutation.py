@@ -683,9 +683,12 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "equality in memory (a durable buffer's come from its journal's block)",
     ),
     ("impl/journaled_buffer.py", 97, "NumberReplacer", 13): (
-        "equivalent",
-        "the first horizon's serial -1 instead of 0: still no record's serial (those start at 1), and "
-        "only compared for equality; a durable buffer takes its journal's",
+        "miss",
+        "the first horizon's serial -1 instead of 0: in memory it is only compared for equality and is "
+        "still no record's serial, but the protocol server (targets/protocol_server.py) spells a token as "
+        "position.serial and refuses one whose serial is not digits, so there a checkpoint of a fresh "
+        "buffer's start cannot be rolled back to (UnreachableRollbackError); the bundled run does not go "
+        "through the server. (The other mutant, 1, is killed)",
     ),
     ("impl/journaled_buffer.py", 113, "NumberReplacer"): (
         "equivalent",
@@ -796,6 +799,27 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "size the bundled storage has, 16 and its doublings, an empty run is below half a group): short "
         "groups stay short, layout only (at group size 1, which only unit tests use, the emptied buffer "
         "would lose its last group)",
+    ),
+    ("impl/journaled_buffer.py", 47, "ReplaceTrueWithFalse"): (
+        "miss",
+        "Checkpoint no longer frozen: hash(b.checkpoint()) raises TypeError (an eq dataclass that is not "
+        "frozen has no hash) and a token's fields can be reassigned to name another state (token.serial = "
+        "...) where the original raises FrozenInstanceError; no machine hashes or edits a token (they "
+        "keep them in a list)",
+    ),
+    ("impl/journaled_buffer.py", 113, "ReplaceUnaryOperator_USub_UAdd"): (
+        "miss",
+        "the initial 'no same-length record' mark +1, the first record's serial: a buffer recovered from "
+        "a durable journal (_restore builds it with cls(b'')) undoes its record of serial 1 through the "
+        "empty initial _undo_at, so the bytes stay: open_durable_buffer(disk, b'hello'), splice(0, 1, "
+        "b'J'), journal.close(), open_durable_buffer(disk), rollback(1) leaves b'Jello'. It needs a "
+        "reopen and then a one-step rollback of the journal's very first record",
+    ),
+    ("impl/journaled_buffer.py", 316, "NumberReplacer"): (
+        "miss",
+        "-1 <= keep (occurrence 69): compact(-1) passes the check and fails later with IndexError (the "
+        "serial at depth + 1), a different error kind than ValueError (nothing changes); the compact rule "
+        "draws keep in 0..depth. (The other mutant, 1 <= keep, refuses compact(0), which the rule draws)",
     ),
 }
 
