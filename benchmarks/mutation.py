@@ -147,11 +147,19 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "the guard against a capacity on a journal that cannot evict: every journal the bundled target "
         "builds can evict (InMemoryJournal by default, FileJournal says so), so it is false either way",
     ),
-    ("impl/journaled_buffer.py", 99, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 99, "NumberReplacer", 14): (
         "equivalent",
-        "_base_position starting at 1 or -1 instead of 0: positions are only ever used as differences from "
-        "it (a checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then "
-        "reads as depth -2 or 0, and no check fires at either (a rollback never goes below depth 0)",
+        "_base_position starting at 1 instead of 0: positions are only ever used as differences from it (a "
+        "checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then reads "
+        "as depth -2, where no check fires (a rollback never goes below depth 0)",
+    ),
+    ("impl/journaled_buffer.py", 99, "NumberReplacer"): (
+        "miss",
+        "_base_position starting at -1 (occurrence 15): inside the buffer the offset cancels as for 1, but a "
+        "fresh buffer's first checkpoint then has position -1, and the protocol server "
+        "(targets/protocol_server.py) spells a token as position.serial and refuses one that is not digits: "
+        "rollback_to that checkpoint fails there with UnreachableRollbackError; the bundled run does not go "
+        "through the server",
     ),
     ("impl/journaled_buffer.py", 106, "NumberReplacer"): (
         "equivalent",
