@@ -829,6 +829,15 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "serial at depth + 1), a different error kind than ValueError (nothing changes); the compact rule "
         "draws keep in 0..depth. (The other mutant, 1 <= keep, refuses compact(0), which the rule draws)",
     ),
+    ("impl/chunked_text.py", 201, "NumberReplacer"): (
+        "miss",
+        "g + 2 < len(gstarts) (occurrence 76): a length change in the second-to-last group no longer "
+        "shifts the last group's start, so edits there go to the wrong place: on the 40-chunk start "
+        "(groups of 16, 16, 9), splice(16 x 32768 + 5, 0, b'abc') then splice(len, 0, b'Z') raises "
+        "IndexError in _replace_across. It needs two groups (one example in 32) and an edit in the last "
+        "group after a length change in the one before; read() does not see the stale start. (g + 0, "
+        "occurrence 77, is equivalent: above)",
+    ),
 }
 
 
