@@ -838,6 +838,12 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
         "group after a length change in the one before; read() does not see the stale start. (g + 0, "
         "occurrence 77, is equivalent: above)",
     ),
+    ("impl/journaled_buffer.py", 322, "AddNot"): (
+        "equivalent",
+        "if not keep and ...: with keep 0 the range dropped < barrier <= depth is empty (dropped is the "
+        "depth), with keep > 0 the test is false, so compaction never refuses above an out-of-log write: "
+        "the allowed success, as line 322 LtE_Gt",
+    ),
 }
 
 
