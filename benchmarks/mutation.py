@@ -126,38 +126,162 @@ class Mutant:
     diff: str
 
 
-#: Survivors classified by hand: (module, line, operator, occurrence) -> ("equivalent" | "miss", why).
+#: Survivors classified by hand: (module, line, operator) -> ("equivalent" | "miss", why).
 #: Keyed by the source line as it stands when the entry was written; an entry that
 #: no longer matches a survivor is simply not used (the survivor shows unclassified).
-CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
-    ("impl/journaled_buffer.py", 81, "ReplaceComparisonOperator_IsNot_Is"): (
+#: A (module, line, operator) key covers every mutant of that operator on the line
+#: (two NumberReplacer mutants, n+1 and n-1, say) and is classified by the worst of
+#: them; where they differ, a (module, line, operator, occurrence) key (cosmic-ray's
+#: occurrence number) classifies one of them and takes precedence.
+CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, str]] = {
+    ("impl/journaled_buffer.py", 73, "ReplaceOrWithAnd"): (
+        "miss",
+        "the start revision is refused only if it is both not an int and negative: JournaledBuffer(b'ab', "
+        "start_revision=-1) is accepted (a splice then brings it to revision 0, a revision the buffer already "
+        "showed), and so are 1.5 and True (revisions 2.5 and 2 after a splice); a str raises TypeError for "
+        "ValueError. The generators only draw valid start revisions (strategies.start_revision_from: 0, or "
+        "1-8 below a wrap) and never build a buffer with a bad one",
+    ),
+    ("impl/journaled_buffer.py", 84, "ReplaceComparisonOperator_IsNot_Is"): (
         "equivalent",
         "the guard against a capacity on a journal that cannot evict: every journal the bundled target "
         "builds can evict (InMemoryJournal by default, FileJournal says so), so it is false either way",
     ),
-    ("impl/journaled_buffer.py", 96, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 99, "NumberReplacer", 14): (
         "equivalent",
-        "_base_position starting at 1 or -1 instead of 0: positions are only ever used as differences from "
-        "it (a checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then "
-        "reads as depth -2 or 0, and no check fires at either (a rollback never goes below depth 0)",
+        "_base_position starting at 1 instead of 0: positions are only ever used as differences from it (a "
+        "checkpoint's depth, a barrier's depth), so the offset cancels; the 'no barrier' mark -1 then reads "
+        "as depth -2, where no check fires (a rollback never goes below depth 0)",
     ),
-    ("impl/journaled_buffer.py", 166, "ReplaceComparisonOperator_LtE_Lt"): (
+    ("impl/journaled_buffer.py", 99, "NumberReplacer"): (
+        "miss",
+        "_base_position starting at -1 (occurrence 15): inside the buffer the offset cancels as for 1, but a "
+        "fresh buffer's first checkpoint then has position -1, and the protocol server "
+        "(targets/protocol_server.py) spells a token as position.serial and refuses one that is not digits: "
+        "rollback_to that checkpoint fails there with UnreachableRollbackError; the bundled run does not go "
+        "through the server",
+    ),
+    ("impl/journaled_buffer.py", 106, "NumberReplacer"): (
+        "equivalent",
+        "the 'no barrier' mark -1 becomes 0 or -2 (adopt_current still resets it to -1): a barrier is read as "
+        "a depth d = mark - _base_position, so the mark reads as d = -base (at most 0) or -base - 2; every check "
+        "fires only at d >= 1 (depth - steps < d <= depth with steps <= depth, dropped < d with dropped >= 0, "
+        "and d == depth in the one-step fast path, taken only at depth >= 1), and the base never goes below 0",
+    ),
+    ("impl/journaled_buffer.py", 114, "NumberReplacer"): (
+        "equivalent",
+        "the initial undo location (bytearray(), 1 or -1) is never read: rollback reads _undo_at only when "
+        "the popped record's serial equals _undo_serial, which starts at -1 (no serial) and is set together "
+        "with _undo_at by the same-length splice",
+    ),
+    ("impl/journaled_buffer.py", 164, "AddNot"): (
+        "miss",
+        "a bytearray or memoryview insert, splice(0, 1, bytearray(b'J')), raises TypeError where SPEC §2 "
+        "(model.contract.check_splice_arguments) accepts any bytes-like insert, and an int insert, "
+        "splice(0, 0, 2), inserts two NUL bytes instead of raising TypeError: every machine sends a bytes "
+        "insert (bad_splice varies only the range), so no draw has another type",
+    ),
+    ("impl/journaled_buffer.py", 164, "ReplaceUnaryOperator_Delete_Not"): (
+        "miss",
+        "the same as AddNot on this line: a bytearray or memoryview insert raises TypeError (SPEC §2 accepts "
+        "it) and an int insert, splice(0, 0, 2), inserts NUL bytes; every machine sends a bytes insert",
+    ),
+    ("impl/journaled_buffer.py", 171, "ReplaceComparisonOperator_LtE_Lt"): (
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
     ),
-    ("impl/journaled_buffer.py", 166, "ReplaceUnaryOperator_Delete_Not"): (
+    ("impl/journaled_buffer.py", 171, "ReplaceUnaryOperator_Delete_Not"): (
         "equivalent",
         "inside the bad-argument branch: it only chooses which of two ValueError messages is raised; the "
         "kind (what SPEC §3 documents and the judge compares) is the same",
     ),
-    ("impl/journaled_buffer.py", 166, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 171, "NumberReplacer"): (
         "equivalent",
         "the same branch: which of two ValueError messages, never whether one is raised",
     ),
-    ("impl/journaled_buffer.py", 200, "NumberReplacer"): (
+    ("impl/journaled_buffer.py", 171, "AddNot"): (
+        "equivalent",
+        "the same branch: which of two ValueError messages, never whether one is raised",
+    ),
+    ("impl/journaled_buffer.py", 187, "AddNot"): (
+        "miss",
+        "if found is None: the same-length fast path is taken exactly when locate found no single chunk, and "
+        "unpacking None raises TypeError (nothing changed: the record is not yet appended); when locate finds "
+        "one, the general path does the same splice. So a same-length splice across a chunk boundary fails: "
+        "JournaledBuffer(76,800 bytes).splice(32767, 2, b'XY') raises TypeError. It needs delete_length == "
+        "len(insert) > 0 across a chunk boundary of a buffer past 32 KiB: the edits near a boundary draw their "
+        "delete length from 0, the rest of the buffer or uniform over it (and the 64 KiB seam edit removes "
+        "2-129 bytes for a 0-4-byte insert), so they almost never match",
+    ),
+    ("impl/journaled_buffer.py", 199, "NumberReplacer"): (
+        "equivalent",
+        "a same-length splice moves the storage version by 2 (or by 0) instead of 1, and the same statement "
+        "sets the buffer's expected version to it: a version is only ever compared for equality with the one "
+        "its reader's own last write left (this buffer's, and DiffableBuffer's, reset after each of its "
+        "operations), and an out-of-log write goes through ChunkedText.replace, which always adds 1, so it is "
+        "still told apart; 200 random sequences (splices, rollbacks, checkpoints, out-of-log writes, adoption, "
+        "compaction, a durable reopen) observe the same bytes, depths, revisions and error kinds",
+    ),
+    ("impl/journaled_buffer.py", 205, "NumberReplacer"): (
         "equivalent",
         "the 'no same-length record' mark -1 becomes -2: serials start at 1, so no negative mark ever "
         "matches one",
+    ),
+    ("impl/journaled_buffer.py", 232, "NumberReplacer"): (
+        "miss",
+        "steps < -1: rollback(-1) raises no ValueError but runs _rollback_locked(-1), which undoes nothing and "
+        "leaves depth + 1 and revision - 1 (b'hello', splice(0, 1, b'J'), rollback(-1): depth 2 with one record, "
+        "revision 0; a rollback(2) then pops an empty journal); no machine draws a negative step count "
+        "(model.reference: bad arguments are bad_splice's, which varies only the range). The other mutant, "
+        "steps < 1, refuses rollback(0), which the rollback rule draws (ZERO_STEPS_SHARE)",
+    ),
+    ("impl/journaled_buffer.py", 254, "NumberReplacer"): (
+        "equivalent",
+        "the one-step undo of a same-length splice moves the storage version by 2 (or by 0) instead of 1 and "
+        "sets the expected version to it in the next statement: the same argument as line 199",
+    ),
+    ("impl/journaled_buffer.py", 293, "NumberReplacer", 58): (
+        "equivalent",
+        "adopt_current's base names next serial horizon + 2 instead of horizon + 1: the buffer keeps counting "
+        "from horizon + 1 on its own counter, recovery accepts the file (horizon < next serial; each record's "
+        "serial above the newest; floors at or above it) and reopens at the next block (reopen_floor): one "
+        "serial skipped, none reused (one block of 2^32 more skipped only when horizon + 2 is a multiple of it)",
+    ),
+    ("impl/journaled_buffer.py", 293, "NumberReplacer"): (
+        "miss",
+        "horizon + 0 (occurrence 59): adopt_current's base names next serial == horizon serial, which recovery "
+        "refuses, so a durable buffer that adopted cannot be reopened: open_durable_buffer(disk, b'hello'), "
+        "splice(0, 1, b'J'), adopt_current(), journal.close(), open_durable_buffer(disk) raises RecoveryError. "
+        "The R5 machine, the only one on a durable journal, takes no adoption (machines.rules_for: a durable "
+        "journal rules out out-of-log writes, adoption and capacities), and the in-memory journal ignores the base",
+    ),
+    ("impl/journaled_buffer.py", 322, "ReplaceComparisonOperator_LtE_Gt"): (
+        "equivalent",
+        "dropped < barrier > depth is never true (a barrier never lies above the depth: it is set at the "
+        "current depth, no rollback crosses it, evictions and compactions only lower it), so compaction never "
+        "refuses above an out-of-log write: it succeeds, which is the model's own outcome (the refusal is "
+        "allowed, never required: model.reference.compaction_may_refuse). Nothing else changes: the barrier "
+        "still bars every rollback across it, so the base (computed across the write) is never reached; the "
+        "in-memory journal keeps no base, and the durable machine takes no out-of-log writes",
+    ),
+    ("impl/journaled_buffer.py", 322, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "dropped < barrier < depth: a compaction that keeps records below an out-of-log write made at the "
+        "current depth (splice, write_out_of_log, compact(1)) succeeds instead of refusing; both are allowed "
+        "(model.reference.compaction_may_refuse; success is the model's own outcome), and nothing else "
+        "changes: the barrier, now at the new depth, still bars every rollback across it (see line 322 "
+        "LtE_Gt)",
+    ),
+    ("impl/journaled_buffer.py", 397, "ReplaceComparisonOperator_Lt_LtE"): (
+        "miss",
+        "a rollback that stops exactly at the depth of an out-of-log write is refused with DivergenceError "
+        "(depth - steps <= barrier): JournaledBuffer(b'hello'), write_out_of_log(4, 1, b'O') (at depth 0), "
+        "splice(0, 1, b'J'), splice(1, 1, b'E'), rollback(2): the model rolls back to b'hellO', the mutant "
+        "refuses (a replay of those four steps through the judge reports the violation). Only "
+        "_rollback_locked has the check: a rollback(1) takes the fast path, so it needs rollback(n >= 2) or a "
+        "rollback_to landing on the write's depth (e.g. a checkpoint taken right after the write, one splice, "
+        "rollback_to), which the quick run at seed 0 did not draw: rollback_to's lures are checkpoints whose "
+        "way back crosses a write, not ones that stop on it",
     ),
     # impl/chunked_text.py. Its observable behaviour is the bytes, the length and that every write
     # moves ``version``; how the bytes are cut into chunks and groups is not observable, so a mutant
@@ -171,7 +295,7 @@ CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
     ("impl/chunked_text.py", 86, "NumberReplacer"): (
         "equivalent", "the initial hint is never read: the hint offset starts at -1, which no offset matches",
     ),
-    ("impl/chunked_text.py", 241, "NumberReplacer"): (
+    ("impl/chunked_text.py", 241, "NumberReplacer", 100): (
         "equivalent", "'no hint' as -2 instead of -1: no offset is negative, so neither is ever matched",
     ),
     ("impl/chunked_text.py", 142, "AddNot"): (
@@ -211,7 +335,7 @@ CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
         "an edit that spans two groups merges the wrong chunks: needs two groups and an edit across their "
         "boundary (closed by strategies.MANY_CHUNKS and the offsets near chunk boundaries)",
     ),
-    ("impl/chunked_text.py", 143, "NumberReplacer"): (
+    ("impl/chunked_text.py", 143, "NumberReplacer", 45): (
         "equivalent", "the group has one chunk on this path, so its chunk [-1] is its chunk [0]",
     ),
     ("impl/chunked_text.py", 158, "ReplaceComparisonOperator_Gt_GtE"): (
@@ -235,7 +359,10 @@ CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
         "equivalent", "which group's size decides whether the last short group joins the one before: layout only",
     ),
     ("impl/chunked_text.py", 261, "NumberReplacer"): (
-        "equivalent", "the size below which the last group joins the one before: layout only",
+        "equivalent",
+        "the size below which the last group joins the one before (// 1, // 3), or joining it only when there "
+        "are three groups or more (> 2): layout only (> 0 takes new_groups[-2] of a lone group, IndexError: "
+        "detected)",
     ),
     ("impl/chunked_text.py", 281, "NumberReplacer"): (
         "equivalent", "the group size doubles at 80 groups instead of 64: layout only",
@@ -245,6 +372,477 @@ CLASSIFIED: dict[tuple[str, int, str], tuple[str, str]] = {
         "the group size no longer doubles past 64 groups, and _regroup recurses without end (RecursionError): "
         "only a buffer past 64 groups of 16 chunks (32 MiB at the bundled chunk size) shows it, beyond any "
         "size a quick run can afford with a model that keeps every state whole",
+    ),
+    ("impl/chunked_text.py", 39, "NumberReplacer"): (
+        "equivalent",
+        "CHUNK_SIZE 31 or 33 KiB (or 32 x 1023, 32 x 1025): a layout parameter, the bytes are the same at any "
+        "chunk size >= 1 (the unit tests run 1-4 bytes; differential fuzz at 1-4 agrees); the bundled target "
+        "declares it as chunk_bytes, so the generators' chunk-boundary offsets follow it",
+    ),
+    ("impl/chunked_text.py", 44, "NumberReplacer"): (
+        "equivalent", "GROUP_SIZE 17 or 15: layout only, the bytes are the same at any group size >= 1",
+    ),
+    ("impl/chunked_text.py", 68, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent", "int & None in a parameter annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/chunked_text.py", 85, "ReplaceUnaryOperator_USub_UAdd"): (
+        "equivalent",
+        "the initial hint offset (1, 0 or -2 for -1) is never read: __init__ ends with _regroup, whose first "
+        "statement sets it to -1 again",
+    ),
+    ("impl/chunked_text.py", 85, "ReplaceUnaryOperator_Delete_USub"): (
+        "equivalent",
+        "the initial hint offset (1, 0 or -2 for -1) is never read: __init__ ends with _regroup, whose first "
+        "statement sets it to -1 again",
+    ),
+    ("impl/chunked_text.py", 85, "NumberReplacer"): (
+        "equivalent",
+        "the initial hint offset (1, 0 or -2 for -1) is never read: __init__ ends with _regroup, whose first "
+        "statement sets it to -1 again",
+    ),
+    ("impl/chunked_text.py", 117, "ReplaceBinaryOperator_Sub_Add"): (
+        "equivalent",
+        "read_range's one-chunk test with end + start for end - start is never looser (start >= 0): a read "
+        "that fits its chunk but starts past 0 goes to _read_across, which walks from the same chunk and "
+        "returns the same bytes, only leaving no hint (the replace after it looks its chunk up): slower, never "
+        "wrong",
+    ),
+    ("impl/chunked_text.py", 136, "NumberReplacer", 39): (
+        "equivalent",
+        "locate with a lone group: group -1 is group 0 (the other mutant, g = 1, raises IndexError on every "
+        "same-length splice of a one-group buffer: detected)",
+    ),
+    ("impl/chunked_text.py", 145, "NumberReplacer"): (
+        "miss",
+        "locate takes the chunk before the right one (- 2; an offset in a group's first chunk reads index -1, "
+        "the group's last chunk, at a negative offset) or after it (- 0), in a group of several chunks: "
+        "JournaledBuffer(40,000 bytes).splice(5, 2, b'XY') writes into the last chunk instead, and the bytes "
+        "are wrong after it and after its rollback. It needs a same-length splice (delete_length == "
+        "len(insert) > 0) in a buffer past 32 KiB: there the drawn delete length is 0, the rest of the "
+        "buffer, or uniform over it, and it almost never equals a 0-4-byte insert",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceUnaryOperator_Delete_Not"): (
+        "equivalent",
+        "if chunk or ...: a length-changing edit regroups whenever its chunk is non-empty (the same chunks "
+        "re-cut: layout) and leaves a chunk it emptied in place; every lookup skips an empty chunk (bisect_right "
+        "takes the last of equal starts), read() joins it as nothing and the merge paths walk over it: the same "
+        "bytes, empty chunks kept until their group is regrouped (differential fuzz at chunk sizes 1-4, group "
+        "sizes 1-16 agrees)",
+    ),
+    ("impl/chunked_text.py", 204, "NumberReplacer"): (
+        "equivalent", "a chunk is re-split past 3 (or 1) chunk sizes instead of 2: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent", "_regroup splits a chunk longer than size + 2 instead of 2 x size: smaller chunks, layout only",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceBinaryOperator_FloorDiv_Mul"): (
+        "equivalent",
+        "a regrouped run borrows its neighbouring group below two group sizes instead of half of one: layout "
+        "only (see line 250 above)",
+    ),
+    ("impl/chunked_text.py", 280, "NumberReplacer"): (
+        "miss",
+        "the groups after a regrouped run get their starts from a group's first chunk (- 0) or the one before "
+        "its last (- 2) instead of its last: wrong from the second of them on once a group has chunks of "
+        "different lengths. Needs three groups (the 40-chunk start: 16, 16 and 9 chunks), a length change in "
+        "group 1's first or last chunk, a regroup of group 0, then an edit or lookup in group 2 (read() joins "
+        "the chunks and does not see it): JournaledBuffer(40 x 32 KiB + 101 bytes), splice(16 x 32768 + 5, 0, "
+        "b'abc'), splice(32767, 2, b''), splice(len, 0, b'Z') leaves the wrong bytes; one start in 32 has three "
+        "groups, and then it takes those three edits. (The rels[k][...] mutants of this line are killed)",
+    ),
+    ("impl/chunked_text.py", 286, "NumberReplacer"): (
+        "miss",
+        "the regroup after the group size doubles starts the groups at -1 or 1 instead of 0 (every lookup "
+        "after it off by one byte), or replaces groups [1:] or [-1:] instead of all (chunks doubled): the "
+        "same blind spot as line 285, past 64 groups (32 MiB at the bundled chunk size; at chunk size 1 and "
+        "group size 2 a 600-byte buffer shows it)",
+    ),
+    ("impl/chunked_text.py", 135, "ReplaceComparisonOperator_Eq_NotEq"): (
+        "equivalent",
+        "locate's one-group shortcut taken with several groups (and the bisect with one, which finds group 0): "
+        "group 0 starts at 0, so an offset inside it is right; past it the range never fits group 0's chunk, "
+        "locate says None and the buffer takes its general path (a zero-length range at group 0's very end "
+        "gets a zero-length write there, which changes nothing): slower, never wrong",
+    ),
+    ("impl/chunked_text.py", 197, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent", "a guard before a loop over range(i + 1, len(rel)), which is empty whenever the guard is false",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceUnaryOperator_Delete_Not"): (
+        "equivalent",
+        "... or pieces: a regrouped run borrows its neighbouring group whenever it has chunks (layout only, "
+        "see line 250 above); an empty run is still below half a group at every group size the bundled "
+        "storage has (16 and its doublings), so the empty buffer still gets its one empty chunk (at group "
+        "size 1, which only unit tests use, it would lose its last group)",
+    ),
+    # Classified ahead of a survivor (none of these survived in the run that added them, and a later run
+    # samples other mutants): from the code, each also run against a bytearray at tiny chunk and group sizes.
+    ("impl/chunked_text.py", 39, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "CHUNK_SIZE = 32 + 1024 (1,056-byte chunks): layout only (see line 39 NumberReplacer)",
+    ),
+    ("impl/chunked_text.py", 72, "ReplaceOrWithAnd"): (
+        "equivalent",
+        "the check of an explicit chunk or group size: the bundled storage never passes one",
+    ),
+    ("impl/chunked_text.py", 91, "NumberReplacer"): (
+        "equivalent",
+        "the version starts at 1 or -1: it is only compared for equality with a value read from it, and "
+        "every write still adds 1",
+    ),
+    ("impl/chunked_text.py", 93, "NumberReplacer", 24): (
+        "equivalent",
+        "_regroup(0, 1, ...) in __init__: the lists are still empty, so [0:1] is [0:0]",
+    ),
+    ("impl/chunked_text.py", 107, "NumberReplacer", 29): (
+        "equivalent",
+        "read_range's one-group shortcut never taken (== 0): the bisect finds group 0 as well",
+    ),
+    ("impl/chunked_text.py", 117, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "a read that ends exactly at its chunk's end goes to _read_across: the same bytes from the same "
+        "chunk, only no hint left (the replace after it looks its chunk up)",
+    ),
+    ("impl/chunked_text.py", 123, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent",
+        "an annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/chunked_text.py", 135, "AddNot"): (
+        "equivalent",
+        "locate's one-group shortcut reversed: see line 135 Eq_NotEq",
+    ),
+    ("impl/chunked_text.py", 135, "NumberReplacer"): (
+        "equivalent",
+        "locate's one-group shortcut taken with two groups (== 2) or never (== 0): see line 135 Eq_NotEq",
+    ),
+    ("impl/chunked_text.py", 142, "ReplaceComparisonOperator_Eq_NotEq"): (
+        "equivalent",
+        "locate's one-chunk shortcut reversed: with several chunks it takes chunk 0, which is right "
+        "whenever the range fits it and else gives None (the general path); with one chunk the bisect "
+        "finds it",
+    ),
+    ("impl/chunked_text.py", 142, "NumberReplacer"): (
+        "equivalent",
+        "locate's one-chunk shortcut taken with two chunks (== 2) or never (== 0): see line 142 Eq_NotEq",
+    ),
+    ("impl/chunked_text.py", 148, "ReplaceComparisonOperator_LtE_Lt"): (
+        "equivalent",
+        "locate says None for a range that ends exactly at its chunk's end: the splice takes the general "
+        "path, the same bytes",
+    ),
+    ("impl/chunked_text.py", 158, "NumberReplacer", 51): (
+        "equivalent",
+        "remaining > -1: the read goes on over the rest of its group with nothing left to read: empty "
+        "pieces, the same bytes (the other mutant, > 1, skips to the next group)",
+    ),
+    ("impl/chunked_text.py", 170, "NumberReplacer", 60): (
+        "equivalent",
+        "every replace moves the version by 2: still a move, and versions are only compared for equality",
+    ),
+    ("impl/chunked_text.py", 175, "ReplaceComparisonOperator_Eq_NotEq"): (
+        "equivalent",
+        "replace's one-group shortcut reversed: see line 175 AddNot",
+    ),
+    ("impl/chunked_text.py", 175, "NumberReplacer"): (
+        "equivalent",
+        "replace's one-group shortcut taken with two groups (== 2) or never (== 0): see line 175 AddNot",
+    ),
+    ("impl/chunked_text.py", 194, "NumberReplacer", 70): (
+        "equivalent",
+        "'no hint' as -2 instead of -1: no offset is negative",
+    ),
+    ("impl/chunked_text.py", 197, "NumberReplacer", 73): (
+        "equivalent",
+        "a guard before a loop over range(i + 1, len(rel)), which is empty whenever the guard is false",
+    ),
+    ("impl/chunked_text.py", 201, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent",
+        "a guard before a loop over range(g + 1, len(gstarts)), which is empty whenever the guard is "
+        "false",
+    ),
+    ("impl/chunked_text.py", 201, "NumberReplacer", 77): (
+        "equivalent",
+        "a guard before a loop over range(g + 1, len(gstarts)), which is empty whenever the guard is "
+        "false",
+    ),
+    ("impl/chunked_text.py", 201, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent",
+        "a guard before a loop over range(g + 1, len(gstarts)), which is empty whenever the guard is "
+        "false",
+    ),
+    ("impl/chunked_text.py", 204, "AddNot"): (
+        "equivalent",
+        "if chunk or ...: see line 204 Delete_Not (layout only)",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceOrWithAnd"): (
+        "equivalent",
+        "never regroups after an in-chunk edit: chunks grow past twice the chunk size unsplit and emptied "
+        "chunks stay (both read right, see line 204 Delete_Not): layout only",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceComparisonOperator_Gt_LtE"): (
+        "equivalent",
+        "regroups after nearly every length change, and never for an oversized chunk (which then stays "
+        "whole): layout only",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent",
+        "a chunk of exactly twice the chunk size is re-split too: layout only",
+    ),
+    ("impl/chunked_text.py", 204, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "a chunk is re-split past size + 2 instead of 2 x size: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "AddNot"): (
+        "equivalent",
+        "_regroup cuts the chunks up to twice the size into pieces of the size (dropping empty ones) and "
+        "keeps longer ones whole: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "ReplaceComparisonOperator_Gt_LtE"): (
+        "equivalent",
+        "the same as AddNot on this line: layout only",
+    ),
+    ("impl/chunked_text.py", 245, "NumberReplacer"): (
+        "equivalent",
+        "_regroup splits chunks past 3 (or 1) chunk sizes instead of 2: layout only",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent",
+        "whether a regrouped run borrows its neighbouring group: layout only (see line 250 above)",
+    ),
+    ("impl/chunked_text.py", 250, "NumberReplacer"): (
+        "equivalent",
+        "whether a regrouped run borrows its neighbouring group (// 3, // 1): layout only",
+    ),
+    ("impl/chunked_text.py", 254, "NumberReplacer", 110): (
+        "equivalent",
+        "first > 1: the last group, regrouped empty with one group before it, does not borrow that one "
+        "and becomes a group of one empty chunk, which every lookup skips (or, at the very end, writes "
+        "into): layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceUnaryOperator_USub_UAdd"): (
+        "equivalent",
+        "which group's size decides whether the last short group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceComparisonOperator_Lt_LtE"): (
+        "equivalent",
+        "the size below which the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceComparisonOperator_Lt_GtE"): (
+        "equivalent",
+        "whether the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 261, "ReplaceBinaryOperator_FloorDiv_Mul"): (
+        "equivalent",
+        "the size below which the last group joins the one before: layout only",
+    ),
+    ("impl/chunked_text.py", 281, "ReplaceComparisonOperator_Gt_GtE"): (
+        "equivalent",
+        "the group size doubles at 64 groups instead of 65: layout only",
+    ),
+    ("impl/chunked_text.py", 281, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "the group size doubles past 4 + group size groups (20): layout only; each doubling halves the "
+        "groups, so it stops",
+    ),
+    ("impl/chunked_text.py", 285, "NumberReplacer", 134): (
+        "equivalent",
+        "the group size triples instead of doubling: layout only",
+    ),
+    ("impl/chunked_text.py", 285, "ReplaceBinaryOperator_Mul_Add"): (
+        "equivalent",
+        "the group size grows to 2 + group size (18): 65 groups of 16 regroup into 58, below 4 x 18, so "
+        "it stops: layout only",
+    ),
+    # journaled_buffer.py, classified ahead of a survivor in the same way (the differential check: 200 random
+    # sequences of splices, rollbacks, checkpoints, out-of-log writes, adoption, compaction and a durable reopen).
+    ("impl/journaled_buffer.py", 44, "NumberReplacer"): (
+        "equivalent",
+        "buffer ids counted from 2 or 0: ids are only compared for equality (a checkpoint's or a diff's "
+        "buffer); durable buffers draw theirs at random above 2^62",
+    ),
+    ("impl/journaled_buffer.py", 68, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent",
+        "an annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/journaled_buffer.py", 70, "ReplaceBinaryOperator_BitOr_BitAnd"): (
+        "equivalent",
+        "an annotation, never evaluated (from __future__ import annotations)",
+    ),
+    ("impl/journaled_buffer.py", 73, "NumberReplacer"): (
+        "miss",
+        "start_revision < -1: JournaledBuffer(b'ab', start_revision=-1) is accepted (see line 73 "
+        "ReplaceOrWithAnd: no generator draws a bad start revision); the other mutant, < 1, refuses the "
+        "default 0 (detected)",
+    ),
+    ("impl/journaled_buffer.py", 80, "NumberReplacer"): (
+        "miss",
+        "capacity < 0: JournaledBuffer(b'abc', capacity=0) is accepted, and then every splice is refused "
+        "as full (reject) or evicts the record it just appended (evict_oldest: depth stays 0); the "
+        "bounded machines draw capacities 1-4 and 66-73 only. The other mutant, < 2, refuses capacity 1 "
+        "(detected)",
+    ),
+    ("impl/journaled_buffer.py", 84, "AddNot"): (
+        "equivalent",
+        "the guard against a capacity on a journal that cannot evict, reversed: false either way (see "
+        "line 84 IsNot_Is)",
+    ),
+    ("impl/journaled_buffer.py", 96, "NumberReplacer", 10): (
+        "equivalent",
+        "serials counted from 2: they stay unique and above the horizon's 0, and are only compared for "
+        "equality in memory (a durable buffer's come from its journal's block)",
+    ),
+    ("impl/journaled_buffer.py", 97, "NumberReplacer", 13): (
+        "miss",
+        "the first horizon's serial -1 instead of 0: in memory it is only compared for equality and is "
+        "still no record's serial, but the protocol server (targets/protocol_server.py) spells a token as "
+        "position.serial and refuses one whose serial is not digits, so there a checkpoint of a fresh "
+        "buffer's start cannot be rolled back to (UnreachableRollbackError); the bundled run does not go "
+        "through the server. (The other mutant, 1, is killed)",
+    ),
+    ("impl/journaled_buffer.py", 113, "NumberReplacer"): (
+        "equivalent",
+        "the initial 'no same-length record' mark -2 or 0 for -1: serials start at 1, so neither matches "
+        "one",
+    ),
+    ("impl/journaled_buffer.py", 161, "ReplaceOrWithAnd"): (
+        "miss",
+        "TypeError only if both offset and delete_length are not ints: splice(True, 0, b'x') inserts at "
+        "offset 1 (SPEC §2 and model.contract.check_integer: True is not an offset), a float offset fails "
+        "later with TypeError anyway; no machine draws a non-int offset (bad_splice varies only the "
+        "range)",
+    ),
+    ("impl/journaled_buffer.py", 171, "ReplaceComparisonOperator_LtE_Gt"): (
+        "equivalent",
+        "the same branch: which of two ValueError messages, never whether one is raised",
+    ),
+    ("impl/journaled_buffer.py", 187, "ReplaceComparisonOperator_IsNot_Is"): (
+        "miss",
+        "if found is None: the same as line 187 AddNot (a same-length splice across a chunk boundary "
+        "raises TypeError)",
+    ),
+    ("impl/journaled_buffer.py", 199, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent",
+        "a same-length splice moves the storage version by -1: still a move, set as the expected version "
+        "in the same statement (see line 199 NumberReplacer; an out-of-log write adds 1 to whatever it "
+        "is, so it is still told apart)",
+    ),
+    ("impl/journaled_buffer.py", 224, "NumberReplacer"): (
+        "miss",
+        "rollback()'s default step count 2 or 0: b.rollback() undoes two records or none; every machine "
+        "passes the step count (RollbackFamily.perform: sut.rollback(operation.steps))",
+    ),
+    ("impl/journaled_buffer.py", 254, "ReplaceBinaryOperator_Add_Sub"): (
+        "equivalent",
+        "the one-step undo of a same-length splice moves the storage version by -1: see line 199 Add_Sub",
+    ),
+    ("impl/journaled_buffer.py", 293, "ReplaceBinaryOperator_Add_Sub"): (
+        "miss",
+        "adopt_current's base on a durable journal: next serial horizon - 1 (recovery refuses it: "
+        "open_durable_buffer, splice, adopt_current, close, reopen raises RecoveryError) or base position "
+        "base - depth (struct.error from the rewrite when the depth is above the base: "
+        "open_durable_buffer(disk, b'hello'), two splices, adopt_current()); the R5 machine takes no "
+        "adoption",
+    ),
+    ("impl/journaled_buffer.py", 295, "ReplaceUnaryOperator_USub_UAdd"): (
+        "equivalent",
+        "adopt_current resets the 'no same-length record' mark to 1: after adoption every serial is above "
+        "the new horizon's (>= 1), so 1 never matches",
+    ),
+    ("impl/journaled_buffer.py", 295, "ReplaceUnaryOperator_Delete_USub"): (
+        "equivalent",
+        "adopt_current resets the 'no same-length record' mark to 1: after adoption every serial is above "
+        "the new horizon's (>= 1), so 1 never matches",
+    ),
+    ("impl/journaled_buffer.py", 295, "NumberReplacer"): (
+        "equivalent",
+        "adopt_current resets the 'no same-length record' mark to -2 or 0: no serial is either",
+    ),
+    ("impl/journaled_buffer.py", 299, "NumberReplacer"): (
+        "equivalent",
+        "adopt_current resets the 'no barrier' mark to -2 or 0: see line 106 (it reads as a depth of at "
+        "most 0, where no check fires)",
+    ),
+    ("impl/journaled_buffer.py", 389, "NumberReplacer"): (
+        "equivalent",
+        "_rollback_locked resets the 'no same-length record' mark to -2 or 0: no serial is either",
+    ),
+    ("impl/chunked_text.py", 93, "NumberReplacer"): (
+        "miss",
+        "_regroup(-1, 0, ...) in __init__ (occurrence 23): the loop that fixes the starts of the groups "
+        "after the new ones runs over the last group and sets its start to the buffer's end, so a buffer "
+        "built with two groups or more (24 chunks, 768 KiB) puts every edit of its last group in the "
+        "wrong place: JournaledBuffer(40 x 32 KiB + 101 bytes).splice(len, 0, b'Z') inserts at 1 MiB "
+        "instead of the end (a one-group buffer ignores the start). Only the 40-chunk starts (one example "
+        "in 32, and Hypothesis reuses start words) have two groups, and read() joins the chunks without "
+        "the starts: it takes one of them editing past 1 MiB. (_regroup(1, ...) and (0, -1, ...) are "
+        "other mutants of this line; (0, 1, ...) is equivalent, occurrence 24 above)",
+    ),
+    ("impl/chunked_text.py", 280, "ReplaceUnaryOperator_Delete_USub"): (
+        "miss",
+        "groups[k][1] for groups[k][-1]: the start of the groups after a regrouped run comes from a "
+        "group's second chunk, wrong from the second of them on once it differs from the group's last: as "
+        "line 280 NumberReplacer with the length change in group 1's second chunk (splice(17 x 32768 + 5, "
+        "0, b'abc'), splice(32767, 2, b''), splice(len, 0, b'Z') on the 40-chunk start leaves the wrong "
+        "bytes)",
+    ),
+    ("impl/journaled_buffer.py", 71, "NumberReplacer"): (
+        "miss",
+        "start_revision's default 1 (occurrence 2): JournaledBuffer(b'x').revision is 1, not 0. Every "
+        "machine builds the buffer through BundledAdapter, which passes BufferConfig.start_revision "
+        "explicitly, recovery (_restore) overwrites the revision, and the diff layer wraps that buffer: "
+        "no run builds one with the default. (The other mutant, -1, makes the default refuse itself: "
+        "detected)",
+    ),
+    ("impl/chunked_text.py", 148, "ReplaceComparisonOperator_LtE_Gt"): (
+        "miss",
+        "locate returns the chunk exactly when the range does not fit it, else None: a same-length splice "
+        "across a chunk boundary writes into the first chunk's tail, growing it, and the buffer's length "
+        "and bytes go wrong (JournaledBuffer(76,800 bytes).splice(32767, 2, b'XY') leaves 76,801 bytes "
+        "behind a length of 76,800); one that fits takes the general path, right. It needs delete_length "
+        "== len(insert) > 0 across a boundary of a buffer past 32 KiB, which the generators almost never "
+        "draw (see journaled_buffer.py line 187 AddNot)",
+    ),
+    ("impl/chunked_text.py", 250, "ReplaceOrWithAnd"): (
+        "equivalent",
+        "a regrouped run borrows its neighbouring group only when it has no chunks left (at every group "
+        "size the bundled storage has, 16 and its doublings, an empty run is below half a group): short "
+        "groups stay short, layout only (at group size 1, which only unit tests use, the emptied buffer "
+        "would lose its last group)",
+    ),
+    ("impl/journaled_buffer.py", 47, "ReplaceTrueWithFalse"): (
+        "miss",
+        "Checkpoint no longer frozen: hash(b.checkpoint()) raises TypeError (an eq dataclass that is not "
+        "frozen has no hash) and a token's fields can be reassigned to name another state (token.serial = "
+        "...) where the original raises FrozenInstanceError; no machine hashes or edits a token (they "
+        "keep them in a list)",
+    ),
+    ("impl/journaled_buffer.py", 113, "ReplaceUnaryOperator_USub_UAdd"): (
+        "miss",
+        "the initial 'no same-length record' mark +1, the first record's serial: a buffer recovered from "
+        "a durable journal (_restore builds it with cls(b'')) undoes its record of serial 1 through the "
+        "empty initial _undo_at, so the bytes stay: open_durable_buffer(disk, b'hello'), splice(0, 1, "
+        "b'J'), journal.close(), open_durable_buffer(disk), rollback(1) leaves b'Jello'. It needs a "
+        "reopen and then a one-step rollback of the journal's very first record",
+    ),
+    ("impl/journaled_buffer.py", 316, "NumberReplacer"): (
+        "miss",
+        "-1 <= keep (occurrence 69): compact(-1) passes the check and fails later with IndexError (the "
+        "serial at depth + 1), a different error kind than ValueError (nothing changes); the compact rule "
+        "draws keep in 0..depth. (The other mutant, 1 <= keep, refuses compact(0), which the rule draws)",
+    ),
+    ("impl/chunked_text.py", 201, "NumberReplacer"): (
+        "miss",
+        "g + 2 < len(gstarts) (occurrence 76): a length change in the second-to-last group no longer "
+        "shifts the last group's start, so edits there go to the wrong place: on the 40-chunk start "
+        "(groups of 16, 16, 9), splice(16 x 32768 + 5, 0, b'abc') then splice(len, 0, b'Z') raises "
+        "IndexError in _replace_across. It needs two groups (one example in 32) and an edit in the last "
+        "group after a length change in the one before; read() does not see the stale start. (g + 0, "
+        "occurrence 77, is equivalent: above)",
+    ),
+    ("impl/journaled_buffer.py", 322, "AddNot"): (
+        "equivalent",
+        "if not keep and ...: with keep 0 the range dropped < barrier <= depth is empty (dropped is the "
+        "depth), with keep > 0 the test is false, so compaction never refuses above an out-of-log write: "
+        "the allowed success, as line 322 LtE_Gt",
     ),
 }
 
@@ -419,7 +1017,9 @@ def score(mutants: list[Mutant]) -> dict[str, Any]:
 
 
 def classification(mutant: Mutant) -> tuple[str, str]:
-    return CLASSIFIED.get((mutant.module, mutant.line, mutant.operator), ("unclassified", ""))
+    """The hand classification of a survivor: its occurrence's entry, else its line's and operator's."""
+    exact = CLASSIFIED.get((mutant.module, mutant.line, mutant.operator, mutant.occurrence))
+    return exact or CLASSIFIED.get((mutant.module, mutant.line, mutant.operator), ("unclassified", ""))
 
 
 def rescore(path: Path) -> dict[str, Any]:
