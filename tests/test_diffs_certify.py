@@ -65,6 +65,7 @@ def test_a_target_without_diffs_is_not_assessed() -> None:
     assert {r.verdict for r in certificate.results.values()} == {"not_assessed"}
 
 
+@pytest.mark.slow  # a whole S1 certification of the specimen: 1-3 s idle, 7.5 s in a loaded CI run
 def test_a_diff_counterexample_shows_base_live_base_diff_and_wrong_result() -> None:
     target = resolve_target("specimen:write_set_only")
     certificate = certify(target, only=("S1",))
