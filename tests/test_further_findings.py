@@ -68,6 +68,7 @@ def test_the_counterexample_is_the_first_pass_s_whatever_the_second_pass_finds(
     assert (alone.examples, alone.steps, alone.coverage) == (searched.examples, searched.steps, searched.coverage)
 
 
+@pytest.mark.slow  # two certifications of a two-bug target: 1-2 s, 2.07 s in a CI run
 def test_the_search_starts_its_examples_and_two_runs_list_the_same_findings() -> None:
     first, second = _r0(), _r0()
     assert "further_search_cut" not in first.figures
