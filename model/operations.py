@@ -10,6 +10,7 @@ token, so a trace means the same thing for every implementation.
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +32,41 @@ def _bytes(text: object) -> bytes:
     return base64.b64decode(text.encode("ascii"), validate=True)
 
 
-@dataclass(frozen=True)
-class Splice:
+def shown(argument: object) -> str:
+    """An argument as a reader can type it back: its repr (``'1'`` is no ``1``,
+    ``True`` no ``1``), and a memoryview as the call that makes it (its repr
+    is an address)."""
+    if isinstance(argument, memoryview):
+        return f"memoryview({bytes(argument)!r})"
+    return repr(argument)
+
+
+class _ExactArguments:
+    """Equality and hashing by each argument's type as well as its value, for
+    the operations R0's ``bad_arguments`` sends arguments of any type: to Python
+    ``True == 1`` and ``bytearray(b"J") == b"J"``, but SPEC §2 refuses
+    ``splice(True, 0, b"x")`` and a trace must not take one operation for the
+    other; and a bytearray or list argument must not make the operation
+    unhashable (counterexamples are keyed by their operations)."""
+
+    def _identity(self) -> tuple[object, ...]:
+        return (type(self), *((type(value), _hashable(value)) for value in vars(self).values()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ExactArguments) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+
+def _hashable(value: object) -> object:
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    return tuple(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True, eq=False)
+class Splice(_ExactArguments):
     """Replace ``delete_length`` bytes at ``offset`` with ``insert``, journaled."""
 
     offset: int
@@ -41,18 +75,21 @@ class Splice:
     kind: ClassVar[str] = "splice"
 
     def describe(self) -> str:
-        return f"splice(offset={self.offset}, delete_length={self.delete_length}, insert={self.insert!r})"
+        return (
+            f"splice(offset={shown(self.offset)}, delete_length={shown(self.delete_length)}, "
+            f"insert={shown(self.insert)})"
+        )
 
 
-@dataclass(frozen=True)
-class Rollback:
+@dataclass(frozen=True, eq=False)
+class Rollback(_ExactArguments):
     """Undo the newest ``steps`` records, newest first."""
 
     steps: int
     kind: ClassVar[str] = "rollback"
 
     def describe(self) -> str:
-        return f"rollback({self.steps})"
+        return f"rollback({shown(self.steps)})"
 
 
 @dataclass(frozen=True)
@@ -160,8 +197,8 @@ class AdoptCurrent:
 # -- durability (R5): only for systems with the ``durability`` capability ---------
 
 
-@dataclass(frozen=True)
-class Compact:
+@dataclass(frozen=True, eq=False)
+class Compact(_ExactArguments):
     """Rewrite the durable journal keeping only the newest ``keep`` records.
 
     The older records are folded into a new base snapshot: the horizon moves up
@@ -173,7 +210,7 @@ class Compact:
     kind: ClassVar[str] = "compact"
 
     def describe(self) -> str:
-        return f"compact(keep={self.keep})"
+        return f"compact(keep={shown(self.keep)})"
 
 
 #: The operations a crash can interrupt: each writes to the durable journal.
@@ -344,14 +381,20 @@ AnyOperation = Operation | ToolWrite | TakeSnapshot | ApplyDiff | RollbackDiff
 def operation_to_json(operation: AnyOperation) -> dict[str, Any]:
     """A JSON-ready dict keyed by ``op`` (the kind); bytes are base64 so that any byte survives."""
     record: dict[str, Any] = {"op": operation.kind}
-    if isinstance(operation, (Splice, OutOfLogWrite, ToolWrite)):
+    if isinstance(operation, Splice):
+        record.update(
+            offset=_argument_to_json(operation.offset),
+            delete_length=_argument_to_json(operation.delete_length),
+            insert=_text(operation.insert) if type(operation.insert) is bytes else _tag(operation.insert),
+        )
+    elif isinstance(operation, (OutOfLogWrite, ToolWrite)):
         record.update(offset=operation.offset, delete_length=operation.delete_length, insert=_text(operation.insert))
     elif isinstance(operation, Rollback):
-        record["steps"] = operation.steps
+        record["steps"] = _argument_to_json(operation.steps)
     elif isinstance(operation, RollbackTo):
         record["checkpoint"] = operation.checkpoint
     elif isinstance(operation, Compact):
-        record["keep"] = operation.keep
+        record["keep"] = _argument_to_json(operation.keep)
     elif isinstance(operation, CrashDuring):
         record.update(operation=operation_to_json(operation.operation), io_event=operation.io_event, lost=operation.lost)
     elif isinstance(operation, ApplyDiff):
@@ -375,6 +418,95 @@ def _integer(record: dict[str, Any], field: str) -> int:
     if type(value) is not int:
         raise TypeError(f"operation field {field!r} must be an integer, got {value!r}")
     return value
+
+
+# -- arguments of the wrong type, carried on purpose (SPEC §2) ------------------------
+# R0's bad_arguments sends a splice, a rollback or a compaction arguments of the
+# wrong type, and a bytearray or memoryview insert that must be taken as bytes
+# are. A trace carries each as itself, tagged ``{"type": <Python type>, "value":
+# ...}``: JSON has no bytearray or memoryview (their bytes are base64, as an
+# insert's), a float that is a whole number may come back an int from another
+# writer, and an untagged non-integer where an integer belongs is a damaged
+# trace, refused as before. Only these three operations take tags: no other is
+# ever sent a bad argument.
+
+
+def _float(value: object) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+        raise TypeError(f"a tagged float must be a finite number, got {value!r}")
+    return float(value)  # type: ignore[arg-type]
+
+
+def _exactly(kind: type) -> Callable[[object], object]:
+    def read(value: object) -> object:
+        if type(value) is not kind:
+            raise TypeError(f"a tagged {kind.__name__} must be a JSON {kind.__name__}, got {value!r}")
+        return value
+
+    return read
+
+
+def _nothing(value: object) -> None:
+    if value is not None:
+        raise TypeError(f"a tagged NoneType must be null, got {value!r}")
+
+
+def _byte_values(value: object) -> list[int]:
+    if not isinstance(value, list) or not all(type(item) is int for item in value):
+        raise TypeError(f"a tagged list must be a list of integers, got {value!r}")
+    return value
+
+
+#: Tag -> how to read its value back: the kinds of argument a trace may carry.
+_ARGUMENT_DECODERS: dict[str, Callable[[object], object]] = {
+    "bool": _exactly(bool),
+    "int": _exactly(int),
+    "float": _float,
+    "str": _exactly(str),
+    "NoneType": _nothing,
+    "list": _byte_values,
+    "bytearray": lambda value: bytearray(_bytes(value)),
+    "memoryview": lambda value: memoryview(_bytes(value)),
+}
+
+
+def _argument_to_json(argument: object) -> object:
+    """An integer argument as itself; anything else tagged with its type (see above)."""
+    return argument if type(argument) is int else _tag(argument)
+
+
+def _tag(argument: object) -> dict[str, object]:
+    kind = type(argument).__name__
+    if kind not in _ARGUMENT_DECODERS:
+        raise TypeError(f"no trace carries an argument of type {kind}")
+    if isinstance(argument, (bytearray, memoryview)):
+        return {"type": kind, "value": _text(bytes(argument))}
+    if isinstance(argument, float) and not math.isfinite(argument):
+        raise ValueError(f"no trace carries the float {argument!r}")
+    return {"type": kind, "value": argument}
+
+
+def _tagged(record: dict[str, Any], field: str) -> object:
+    value = record[field]
+    kind = value.get("type")
+    decoder = _ARGUMENT_DECODERS.get(kind) if isinstance(kind, str) else None
+    if decoder is None or set(value) != {"type", "value"}:
+        raise ValueError(
+            f"operation field {field!r}: a tagged argument is "
+            f"{{'type': one of {', '.join(_ARGUMENT_DECODERS)}, 'value': ...}}, got {value!r}"
+        )
+    return decoder(value["value"])
+
+
+def _argument(record: dict[str, Any], field: str) -> object:
+    """An integer field of an operation that may be sent a bad argument: an integer, or a tagged argument."""
+    return _tagged(record, field) if isinstance(record.get(field), dict) else _integer(record, field)
+
+
+def _insert_argument(record: dict[str, Any]) -> object:
+    """A splice's insert: base64 text (bytes), or a tagged argument."""
+    insert = record.get("insert")
+    return _tagged(record, "insert") if isinstance(insert, dict) else _bytes(insert)
 
 
 def _edit_fields(record: dict[str, Any]) -> tuple[int, int, bytes]:
@@ -423,12 +555,16 @@ def _disk_fault(record: dict[str, Any]) -> DiskFault:
 
 #: kind -> how to read the rest of the record. One table for every family's operations.
 _DECODERS: dict[str, Callable[[dict[str, Any]], AnyOperation]] = {
-    Splice.kind: lambda record: Splice(*_edit_fields(record)),
+    Splice.kind: lambda record: Splice(
+        _argument(record, "offset"),  # type: ignore[arg-type]  # a bad argument stays itself
+        _argument(record, "delete_length"),  # type: ignore[arg-type]
+        _insert_argument(record),  # type: ignore[arg-type]
+    ),
     OutOfLogWrite.kind: lambda record: OutOfLogWrite(*_edit_fields(record)),
     ToolWrite.kind: lambda record: ToolWrite(*_edit_fields(record)),
-    Rollback.kind: lambda record: Rollback(_integer(record, "steps")),
+    Rollback.kind: lambda record: Rollback(_argument(record, "steps")),  # type: ignore[arg-type]
     RollbackTo.kind: lambda record: RollbackTo(_integer(record, "checkpoint")),
-    Compact.kind: lambda record: Compact(_integer(record, "keep")),
+    Compact.kind: lambda record: Compact(_argument(record, "keep")),  # type: ignore[arg-type]
     CrashDuring.kind: _crash_during,
     ApplyDiff.kind: _apply_diff,
     RollbackDiff.kind: lambda record: RollbackDiff(_integer(record, "applied")),

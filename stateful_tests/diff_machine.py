@@ -842,7 +842,7 @@ class DiffFamily(PropertyFamily[DiffModelState, DiffOperation, DiffOutcome]):
     def simpler(self, operation: DiffOperation) -> Iterator[DiffOperation]:
         if isinstance(operation, (Splice, ToolWrite)):
             yield from shrink.simpler_edits(operation, leaps=False)
-        elif isinstance(operation, Rollback) and operation.steps > 1:
+        elif isinstance(operation, Rollback) and type(operation.steps) is int and operation.steps > 1:
             yield Rollback(operation.steps - 1)
         elif isinstance(operation, ApplyDiff):
             for i in range(len(operation.reads)):

@@ -623,8 +623,11 @@ class PropertyFamily(ABC, Generic[StateT, OperationT, OutcomeT]):
         inner = getattr(operation, "operation", None)
         edit = inner if inner is not None else operation
         insert = getattr(edit, "insert", None)
-        if isinstance(insert, bytes):
-            yield self.content(before), int(getattr(edit, "offset", 0)), int(getattr(edit, "delete_length", 0)), insert
+        offset, delete_length = getattr(edit, "offset", 0), getattr(edit, "delete_length", 0)
+        # An argument of the wrong type (R0's bad_arguments) sends no edit to count;
+        # a bytearray or memoryview insert is an edit like any other.
+        if isinstance(insert, (bytes, bytearray, memoryview)) and type(offset) is int and type(delete_length) is int:
+            yield self.content(before), offset, delete_length, bytes(insert)
 
     def narrow(
         self, live: LiveSession, operation: OperationT, before: StateT, prediction: Prediction[StateT, OutcomeT]

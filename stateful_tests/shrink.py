@@ -312,10 +312,13 @@ def plainer_initial(config: BufferConfig, operations: list[Any]) -> Candidates:
 
 
 def _edit_of(operation: Any) -> Any:
-    """The edit an operation makes (a crash's interrupted one), or ``None``."""
+    """The edit an operation makes (a crash's interrupted one), or ``None``: also
+    for an edit sent arguments of another type (R0's bad_arguments), whose
+    offsets no cut can move."""
     inner = getattr(operation, "operation", None)
     edit = inner if inner is not None else operation
-    return edit if isinstance(getattr(edit, "insert", None), bytes) and hasattr(edit, "offset") else None
+    plain = isinstance(getattr(edit, "insert", None), bytes) and hasattr(edit, "offset")
+    return edit if plain and type(edit.offset) is int and type(edit.delete_length) is int else None
 
 
 def _with_edit(operation: Any, edit: Any) -> Any:
@@ -408,8 +411,11 @@ def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
     ``leaps``, also a plainer insert (a byte made ``a``) and a delete or offset
     that jumps straight to 0 — the rollback family's edits may; the diff
     family's must not, since its hunks were drawn against the bytes and offsets
-    those edits left behind."""
+    those edits left behind. An edit sent arguments of another type (R0's
+    bad_arguments) has none: its arguments are the story."""
     insert = operation.insert
+    if not (type(insert) is bytes and type(operation.offset) is int and type(operation.delete_length) is int):
+        return
     for shorter in _block_cuts(insert):
         yield replace(operation, insert=shorter)
     if len(insert) <= BYTEWISE_LIMIT:
@@ -563,7 +569,7 @@ def edit_with_its_rollback_shortened(
             continue
         for later in range(index + 1, len(operations)):
             rollback = operations[later]
-            if isinstance(rollback, Rollback) and rollback.steps >= 2:
+            if isinstance(rollback, Rollback) and type(rollback.steps) is int and rollback.steps >= 2:
                 shortened = list(operations)
                 shortened[later] = Rollback(rollback.steps - 1)
                 yield config, shortened[:index] + shortened[index + 1 :]

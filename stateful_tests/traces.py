@@ -107,8 +107,10 @@ def _inserted(operation: Any) -> int:
     """The bytes one operation may add to the buffer (an edit's insert, a diff's
     replacements, the operation a crash interrupts)."""
     inner = getattr(operation, "operation", None)
+    insert = getattr(operation, "insert", b"")
     return (
-        len(getattr(operation, "insert", b""))
+        # An insert of the wrong type (R0's bad_arguments) adds nothing: it is refused.
+        (len(insert) if isinstance(insert, (bytes, bytearray, memoryview)) else 0)
         + sum(len(hunk.replacement) for hunk in getattr(operation, "hunks", ()))
         + (_inserted(inner) if inner is not None else 0)
     )
