@@ -571,8 +571,12 @@ def _r5_broken(step: RollbackStep) -> bool:
     refuse); a journal poisoned by a failed sync or cut-back that did not
     refuse (after a clean refusal the rules also allow taking the operation,
     so there is nothing to break unless every reading refuses);
-    a splice whose record's write or sync failed that went through anyway."""
+    a splice whose record's write or sync failed that went through anyway. Not
+    a compaction the rules refuse as bad input (a keep of the wrong type or out
+    of range): that is SPEC §2's clause, the master property's (R0)."""
     operation, before = step.operation, step.before
+    if isinstance(operation, Compact) and step.allowed_errors() <= {"TypeError", "ValueError"}:
+        return False
     if isinstance(operation, (CrashDuring, Restart, CorruptRecord, Flush, Compact, Reopen)):
         return True
     if before.poisoned and step.refused_by_rules("JournalError"):

@@ -463,10 +463,14 @@ def _out_of_log_write(state: ModelState, operation: OutOfLogWrite) -> Outcome:
 
 def _compact(state: ModelState, operation: Compact) -> Outcome:
     """The oldest ``depth - keep`` records are folded into the base: the horizon
-    moves (like an eviction, R6), the buffer and revision do not change."""
+    moves (like an eviction, R6), the buffer and revision do not change.
+
+    SPEC §2: a ``keep`` that is no int (a bool included) is a TypeError, one
+    outside ``[0, depth]`` a ValueError, both before anything else (a poisoned
+    journal's refusal included): bad input is refused for what it is."""
     keep = check_integer("keep", operation.keep)
     if not 0 <= keep <= state.depth:
-        raise ValueError(f"keep must be in [0, {state.depth}] (the depth), got {keep}")  # unreachable: the compact rule draws keep within the depth
+        raise ValueError(f"keep must be in [0, {state.depth}] (the depth), got {keep}")
     dropped = state.depth - keep
     return Outcome(
         replace(
@@ -619,7 +623,7 @@ def _commit(state: ModelState, operation: Splice | Rollback | RollbackTo) -> Out
     if isinstance(operation, Rollback):
         steps = check_integer("steps", operation.steps)
         if steps < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")  # unreachable: no machine draws a negative step count (bad arguments are bad_splice's)
+            raise ValueError(f"steps must be >= 0, got {steps}")
         return _rollback_steps(state, steps)
     return _rollback_to(state, operation)
 

@@ -477,9 +477,31 @@ def checkpoint_before_eviction(machine: RollbackMachine, word: bytes) -> None:
 
 
 @rule(data=st.data())
-def bad_splice(machine: RollbackMachine, data: st.DataObject) -> None:
-    offset, delete_length = data.draw(strategies.out_of_range_splices(machine.live.model), label="bad range")
-    machine.run(Splice(offset, delete_length, b"x"))
+def bad_arguments(machine: RollbackMachine, data: st.DataObject) -> None:
+    """SPEC §2: bad input is a TypeError or ValueError that changes nothing. One
+    rule for every operation that takes arguments (a rule each would thin out
+    R0's others): a splice out of range, or with an offset, delete_length or
+    insert of the wrong type or sign; a rollback of a negative, bool or float
+    count; a compaction keeping -1, more than the depth, or a bool, where the
+    target can compact; no argument of the wrong type over a typed wire
+    (``Target.typed_wire``). Now and then instead an edit whose insert is a
+    bytearray or memoryview, which must be taken exactly as bytes are."""
+    target = machine.target
+    compacts, wrong_types = Capability.DURABILITY in target.capabilities, not target.typed_wire
+    drawn = data.draw(
+        strategies.bad_arguments(machine.live.model, compacts=compacts, wrong_types=wrong_types),
+        label="bad arguments",
+    )
+    if drawn is bytearray or drawn is memoryview:
+        offset, delete_length, insert = _draw_edit(machine, data)
+        machine.run(Splice(offset, delete_length, drawn(insert)))  # type: ignore[arg-type]  # bytes-like, on purpose
+    else:
+        machine.run(drawn)
+
+
+#: Model-branch coverage (``model_coverage.machine_traits``): this rule's machine
+#: is the one that takes the model's range checks of a rollback and a compaction.
+bad_arguments.sends_bad_arguments = True  # type: ignore[attr-defined]
 
 
 # -- durability (R5) ---------------------------------------------------------------
@@ -688,7 +710,7 @@ RULES: dict[str, Callable[..., Any]] = {
     "out_of_log_write": out_of_log_write,
     "adopt_current": adopt_current,
     "write_behind_checkpoint": write_behind_checkpoint,
-    "bad_splice": bad_splice,
+    "bad_arguments": bad_arguments,
     "compact": compact,
     "crash_during": crash_during,
     "restart": restart,
@@ -971,10 +993,13 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 
     def simpler(self, operation: Operation) -> Iterator[Operation]:
         if isinstance(operation, (Splice, OutOfLogWrite)):
+            if isinstance(operation.insert, (bytearray, memoryview)):
+                # The same bytes as bytes, in case the story is not the insert's type.
+                yield replace(operation, insert=bytes(operation.insert))
             yield from shrink.simpler_edits(operation)
-        elif isinstance(operation, Rollback) and operation.steps > 1:
+        elif isinstance(operation, Rollback) and type(operation.steps) is int and operation.steps > 1:
             yield Rollback(operation.steps - 1)
-        elif isinstance(operation, Compact) and operation.keep:
+        elif isinstance(operation, Compact) and type(operation.keep) is int and operation.keep > 0:
             yield Compact(0)
             yield Compact(operation.keep - 1)
         elif isinstance(operation, CorruptRecord):
@@ -1079,9 +1104,9 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                 try:
                     state = step(state, operation).state
                 except (ValueError, TypeError):
-                    if isinstance(operation, (CrashDuring, Compact)):
-                        return False  # the R5 machine only draws valid arguments
-                    continue  # a bad-argument step (R0's bad_splice): refused, nothing changes
+                    if isinstance(operation, CrashDuring):
+                        return False  # the crash rules only draw valid arguments
+                    continue  # a bad-argument step (R0's bad_arguments): refused, nothing changes
         except (ValueError, TypeError):
             return False  # a bad configuration
         return True
@@ -1120,7 +1145,7 @@ LONG_TRACE = 12
 def _shorter_rollbacks(config: BufferConfig, operations: list[Operation]) -> Candidates:
     """A multi-step rollback over two records, or over half as many."""
     for index, operation in enumerate(operations):
-        if isinstance(operation, Rollback) and operation.steps > 2:
+        if isinstance(operation, Rollback) and type(operation.steps) is int and operation.steps > 2:
             for steps in sorted({2, operation.steps // 2}):
                 yield config, [*operations[:index], Rollback(steps), *operations[index + 1 :]]
 
@@ -1132,7 +1157,7 @@ def _undone_blocks_deleted(config: BufferConfig, operations: list[Operation]) ->
     reaches past the log and is refused) nor a shorter rollback alone (it stops
     before the record) shows it. Only runs of splices, each of which the rollback undoes."""
     for index, operation in enumerate(operations):
-        if not isinstance(operation, Rollback) or operation.steps < 4:
+        if not isinstance(operation, Rollback) or type(operation.steps) is not int or operation.steps < 4:
             continue
         reach = max(0, index - operation.steps)  # the first step whose record this rollback undoes
         if not all(isinstance(earlier, Splice) for earlier in operations[reach:index]):

@@ -43,7 +43,9 @@ functions, minus
 2. a branch of a function that only an operation the machine never sends can
    reach (:data:`FUNCTION_NEEDS`, the explicit mapping of model functions
    to operations), or a case of a function serving several operations that
-   only some reach (:data:`CONDITION_NEEDS`, by the condition's source);
+   only some reach (:data:`CONDITION_NEEDS`, by the condition's source, or
+   by ``"<condition> -> raise"`` for the branch into its raise alone: a range
+   check only a machine that sends bad arguments fails, ``Traits.bad_arguments``);
 3. a branch into or out of a line marked ``# unreachable: <why>`` in the model:
    a defensive check no generated run can reach (an argument no machine draws).
    Few, each with its reason on the line;
@@ -112,6 +114,10 @@ class Traits:
     #: The policies a full bounded journal can follow: both, or the one of the
     #: target's own history bound (``Target.history_bound``).
     policies: frozenset[str] = frozenset({"reject", "evict_oldest"})
+    #: Whether a rule sends arguments of the wrong sign or range (R0's
+    #: ``bad_arguments``, marked ``sends_bad_arguments``): only such a machine
+    #: takes the model's range checks of a rollback or a compaction.
+    bad_arguments: bool = False
 
     def sends(self, *kinds: str) -> bool:
         return any(kind in self.operations for kind in kinds)
@@ -168,6 +174,11 @@ FUNCTION_NEEDS: dict[str, Need] = {
 CONDITION_NEEDS: dict[str, Need] = {
     "_roll_back: steps > state.depth": _sends("Rollback"),
     "_rollback_steps: steps > state.depth": _sends("Rollback"),
+    # SPEC §2's range checks: only a machine that sends bad arguments takes the
+    # branch into the raise ("-> raise": that arm only; the other is every
+    # valid rollback's and compaction's).
+    "_commit: steps < 0 -> raise": lambda traits: traits.bad_arguments,
+    "_compact: not 0 <= keep <= state.depth -> raise": lambda traits: traits.bad_arguments,
 }
 _OPERATION_KINDS = frozenset(
     name for name, value in vars(_operations).items() if inspect.isclass(value) and hasattr(value, "describe")
@@ -288,6 +299,7 @@ def branches_of(family: str) -> tuple[Branch, ...]:
     lines = source.splitlines()
     marked = {parser.first_line(number) for number, text in enumerate(lines, 1) if MARKER in text}
     tree = ast.parse(source)
+    raises = {node.lineno for node in ast.walk(tree) if isinstance(node, ast.Raise)}
     functions = _functions(tree)
     by_name = {f.name: f for f in functions}
     scope: set[str] = set()
@@ -315,6 +327,8 @@ def branches_of(family: str) -> tuple[Branch, ...]:
         condition = _condition_at(function, source_line)
         if condition is not None:
             guards |= {f"{function.name}: {condition}"}
+            if target_line in raises:
+                guards |= {f"{function.name}: {condition} -> raise"}
         found.append(Branch(f"model/{path.name}", source_line, target_line, function.name, guards))
     return tuple(found)
 
@@ -374,16 +388,24 @@ def machine_traits(machine: type) -> Traits:
     initialize rules construct, and its journal kind."""
     kinds: set[str] = set()
     seen: set[str] = set()
+    bad_arguments = False
     for klass in machine.__mro__:
         for value in vars(klass).values():
             if inspect.isfunction(value) and (
                 hasattr(value, "hypothesis_stateful_rule") or hasattr(value, "hypothesis_stateful_initialize_rule")
             ):
                 kinds |= _operations_constructed(value, seen)
+                bad_arguments |= bool(getattr(value, "sends_bad_arguments", False))
     bounded = getattr(machine, "bounded", "never") != "never"
     bound = getattr(getattr(machine, "target", None), "history_bound", None)
     policies = frozenset({bound.policy}) if bound is not None else Traits(frozenset()).policies
-    return Traits(frozenset(kinds), bounded=bounded, durable=bool(getattr(machine, "durable", False)), policies=policies)
+    return Traits(
+        frozenset(kinds),
+        bounded=bounded,
+        durable=bool(getattr(machine, "durable", False)),
+        policies=policies,
+        bad_arguments=bad_arguments,
+    )
 
 
 # -- measuring ------------------------------------------------------------------------------

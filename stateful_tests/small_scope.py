@@ -44,7 +44,7 @@ from rollcert.targets.adapter import BufferConfig
 #: The operation kinds each machine rule issues (``Operation.kind``).
 RULE_OPERATION_KINDS: dict[str, frozenset[str]] = {
     "splice": frozenset({"splice"}),
-    "bad_splice": frozenset({"splice"}),
+    "bad_arguments": frozenset({"splice", "rollback", "compact"}),
     "edit_then_undo": frozenset({"splice", "rollback"}),
     "rollback_one": frozenset({"rollback"}),
     "rollback_many": frozenset({"rollback"}),

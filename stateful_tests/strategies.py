@@ -35,6 +35,9 @@ from typing import overload
 
 from hypothesis import strategies as st
 
+from rollcert.model.operations import Compact
+from rollcert.model.operations import Rollback
+from rollcert.model.operations import Splice
 from rollcert.model.reference import DURABILITY_MODES
 from rollcert.model.reference import POLICIES
 from rollcert.model.reference import DurabilityMode
@@ -848,13 +851,65 @@ def draw_index(data: st.DataObject, count: int, label: str) -> int:
     return data.draw(_integers(0, count - 1), label=label)
 
 
-def out_of_range_splices(state: ModelState) -> st.SearchStrategy[tuple[int, int]]:
-    """(offset, delete_length) pairs that break the validity rule of a splice."""
-    return _out_of_range_splices(len(state.current))
+# -- bad arguments (SPEC §2) ----------------------------------------------------------
+
+#: Integer arguments of the wrong type (offset, delete_length, steps, keep): each
+#: must be refused with TypeError, changing nothing. Bools first: to Python
+#: ``True`` is the int 1, to SPEC §2 (``model.contract.check_integer``) it is no
+#: offset; a float that is a whole number, one that is not, a numeral, nothing.
+WRONG_TYPE_INTEGERS: tuple[object, ...] = (True, False, 1.0, 0.5, "1", None)
+#: Inserts of the wrong type, each a TypeError: an int (``bytes(2)`` would be two
+#: NUL bytes), text, nothing, a list of byte values.
+WRONG_TYPE_INSERTS: tuple[object, ...] = (2, "x", None, [120])
+#: The inserts that are not ``bytes`` yet must be taken exactly as bytes are
+#: (SPEC §2, ``model.contract.check_splice_arguments``).
+BYTES_LIKE: tuple[type[bytearray] | type[memoryview], ...] = (bytearray, memoryview)
+
+#: What :func:`bad_arguments` draws: a broken operation, or the kind of bytes-like
+#: insert a valid edit is to carry (the rule draws that edit from the world).
+BadArgument = Splice | Rollback | Compact | type[bytearray] | type[memoryview]
+
+
+def bad_arguments(
+    state: ModelState, *, compacts: bool, wrong_types: bool = True
+) -> st.SearchStrategy[BadArgument]:
+    """Arguments of the wrong type, sign or range for every operation that takes
+    any (SPEC §2: a TypeError or a ValueError that changes nothing), and now and
+    then a bytes-like insert that must be accepted. A rollback only with a
+    record to undo (as every rollback rule: ``RollbackFamily.generable``), a
+    compaction only where the target can compact (``compacts``), an argument of
+    the wrong type only where it can reach the target (``wrong_types``: not
+    over a typed wire, ``Target.typed_wire``)."""
+    return _bad_arguments(len(state.current), state.depth, compacts, wrong_types)
+
+
+@cache
+def _bad_arguments(
+    length: int, depth: int, compacts: bool, wrong_types: bool
+) -> st.SearchStrategy[BadArgument]:
+    broken: list[st.SearchStrategy[BadArgument]] = [
+        _out_of_range_splices(length).map(lambda pair: Splice(*pair, b"x")),
+        st.sampled_from(BYTES_LIKE),
+    ]
+    if wrong_types:
+        broken += [
+            st.sampled_from(WRONG_TYPE_INTEGERS).map(lambda offset: Splice(offset, 0, b"x")),  # type: ignore[arg-type]
+            st.sampled_from(WRONG_TYPE_INTEGERS).map(lambda delete_length: Splice(0, delete_length, b"x")),  # type: ignore[arg-type]
+            st.sampled_from(WRONG_TYPE_INSERTS).map(lambda insert: Splice(0, 0, insert)),  # type: ignore[arg-type]
+        ]
+    # A negative count and keep travel as integers; a bool and a float only without a typed wire.
+    if depth:
+        steps = (-1, True, 1.0) if wrong_types else (-1,)
+        broken.append(st.sampled_from(steps).map(lambda steps: Rollback(steps)))  # type: ignore[arg-type]
+    if compacts:
+        keeps = (-1, depth + 1, True) if wrong_types else (-1, depth + 1)
+        broken.append(st.sampled_from(keeps).map(lambda keep: Compact(keep)))
+    return st.one_of(broken)
 
 
 @cache
 def _out_of_range_splices(length: int) -> st.SearchStrategy[tuple[int, int]]:
+    """(offset, delete_length) pairs that break the validity rule of a splice."""
     return st.sampled_from([(-1, 0), (length + 1, 0), (0, length + 1), (length, 1), (0, -1)])
 
 

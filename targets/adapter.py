@@ -517,6 +517,14 @@ class Target:
     #: largest revision reached (issue 42). Without it, a run's revisions stay as
     #: low as its histories are short, and the world says so.
     starts_at_revision: bool = False
+    #: Its arguments travel over a wire whose request fields are typed
+    #: (rollcert-protocol: an ``int`` field is a JSON integer, never a boolean,
+    #: a float or a string), so an argument of another type cannot reach it: the
+    #: client refuses it itself with the model's TypeError, as a typed API
+    #: would. R0's ``bad_arguments`` then sends it no such argument — it would
+    #: certify the client, not the target — only wrong signs and ranges, which
+    #: travel as integers and must come back ValueError.
+    typed_wire: bool = False
 
     def __post_init__(self) -> None:
         if self.chunk_bytes is not None and (type(self.chunk_bytes) is not int or self.chunk_bytes < 1):

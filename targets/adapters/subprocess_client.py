@@ -821,7 +821,11 @@ def _refusal(op: str, reply: ErrorReply) -> Exception:
 
 
 def _integer(name: str, value: object) -> int:
-    """Arguments the wire cannot carry faithfully are refused here, as a typed API would."""
+    """Arguments the wire cannot carry faithfully are refused here, as a typed API
+    would, with the kind the model predicts: the protocol's ``int`` is a JSON
+    integer, so a bool, float, string or null sent as one would be a malformed
+    request (ProtocolError, a harness error), not a question to the server.
+    Hence ``Target.typed_wire``: R0 draws no such argument for a server."""
     if type(value) is not int:
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     return value
@@ -1066,6 +1070,7 @@ def subprocess_target(
             factory=refuse,
             description="a rollcert-protocol server whose handshake failed",
             notes={"command": shlex.join(argv), "handshake": failure},
+            typed_wire=True,
         )
     hello = server.hello
     notes = {
@@ -1111,6 +1116,7 @@ def subprocess_target(
         notes=notes,
         alphabet=hello.limits.alphabet,
         history_bound=hello.history_bound,
+        typed_wire=True,  # the client refuses arguments of another type (_integer, _bytes)
         limits=(
             None
             if hello.limits.max_buffer_bytes is None and hello.limits.max_insert_bytes is None
