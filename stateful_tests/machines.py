@@ -476,8 +476,8 @@ def checkpoint_before_eviction(machine: RollbackMachine, word: bytes) -> None:
     machine.run(RollbackTo(taken))
 
 
-@rule(data=st.data())
-def bad_arguments(machine: RollbackMachine, data: st.DataObject) -> None:
+@rule(word=strategies.WORD)
+def bad_arguments(machine: RollbackMachine, word: bytes) -> None:
     """SPEC §2: bad input is a TypeError or ValueError that changes nothing. One
     rule for every operation that takes arguments (a rule each would thin out
     R0's others): a splice out of range, or with an offset, delete_length or
@@ -486,14 +486,11 @@ def bad_arguments(machine: RollbackMachine, data: st.DataObject) -> None:
     target can compact; no argument of the wrong type over a typed wire
     (``Target.typed_wire``). Now and then instead an edit whose insert is a
     bytearray or memoryview, which must be taken exactly as bytes are."""
-    target = machine.target
+    state, target = machine.live.model, machine.target
     compacts, wrong_types = Capability.DURABILITY in target.capabilities, not target.typed_wire
-    drawn = data.draw(
-        strategies.bad_arguments(machine.live.model, compacts=compacts, wrong_types=wrong_types),
-        label="bad arguments",
-    )
+    drawn = strategies.bad_argument_from(state, word, compacts=compacts, wrong_types=wrong_types)
     if drawn is bytearray or drawn is memoryview:
-        offset, delete_length, insert = _draw_edit(machine, data)
+        offset, delete_length, insert = strategies.edit_from(state, word[::-1], machine.world, machine.wide)
         machine.run(Splice(offset, delete_length, drawn(insert)))  # type: ignore[arg-type]  # bytes-like, on purpose
     else:
         machine.run(drawn)

@@ -865,52 +865,49 @@ WRONG_TYPE_INSERTS: tuple[object, ...] = (2, "x", None, [120])
 #: (SPEC §2, ``model.contract.check_splice_arguments``).
 BYTES_LIKE: tuple[type[bytearray] | type[memoryview], ...] = (bytearray, memoryview)
 
-#: What :func:`bad_arguments` draws: a broken operation, or the kind of bytes-like
-#: insert a valid edit is to carry (the rule draws that edit from the world).
+#: What :func:`bad_argument_from` reads out of a word: a broken operation, or the
+#: kind of bytes-like insert a valid edit is to carry (the rule makes that edit).
 BadArgument = Splice | Rollback | Compact | type[bytearray] | type[memoryview]
 
 
-def bad_arguments(
-    state: ModelState, *, compacts: bool, wrong_types: bool = True
-) -> st.SearchStrategy[BadArgument]:
+def bad_argument_from(
+    state: ModelState, raw: bytes, *, compacts: bool, wrong_types: bool = True
+) -> BadArgument:
     """Arguments of the wrong type, sign or range for every operation that takes
-    any (SPEC §2: a TypeError or a ValueError that changes nothing), and now and
-    then a bytes-like insert that must be accepted. A rollback only with a
-    record to undo (as every rollback rule: ``RollbackFamily.generable``), a
-    compaction only where the target can compact (``compacts``), an argument of
-    the wrong type only where it can reach the target (``wrong_types``: not
-    over a typed wire, ``Target.typed_wire``)."""
-    return _bad_arguments(len(state.current), state.depth, compacts, wrong_types)
+    any (SPEC §2: a TypeError or a ValueError that changes nothing), or now and
+    then a bytes-like insert that must be accepted; read out of one drawn
+    :data:`WORD`, each kind of breakage as likely as the others and each value
+    within it. A rollback only with a record to undo (as every rollback rule:
+    ``RollbackFamily.generable``), a compaction only where the target can
+    compact (``compacts``), an argument of the wrong type only where it can
+    reach the target (``wrong_types``: not over a typed wire, ``Target.typed_wire``).
 
-
-@cache
-def _bad_arguments(
-    length: int, depth: int, compacts: bool, wrong_types: bool
-) -> st.SearchStrategy[BadArgument]:
-    broken: list[st.SearchStrategy[BadArgument]] = [
-        _out_of_range_splices(length).map(lambda pair: Splice(*pair, b"x")),
-        st.sampled_from(BYTES_LIKE),
+    Picked from a word rather than by nested ``sampled_from``s: those the
+    mutator repeated within a run, and a whole quick R0 run once sent no bool
+    offset at all (the mutant that takes one went unkilled)."""
+    word, length, depth = Word(raw), len(state.current), state.depth
+    kinds: list[Sequence[BadArgument]] = [
+        [Splice(offset, delete_length, b"x") for offset, delete_length in _out_of_range(length)],
+        BYTES_LIKE,
     ]
     if wrong_types:
-        broken += [
-            st.sampled_from(WRONG_TYPE_INTEGERS).map(lambda offset: Splice(offset, 0, b"x")),  # type: ignore[arg-type]
-            st.sampled_from(WRONG_TYPE_INTEGERS).map(lambda delete_length: Splice(0, delete_length, b"x")),  # type: ignore[arg-type]
-            st.sampled_from(WRONG_TYPE_INSERTS).map(lambda insert: Splice(0, 0, insert)),  # type: ignore[arg-type]
+        kinds += [
+            [Splice(offset, 0, b"x") for offset in WRONG_TYPE_INTEGERS],  # type: ignore[arg-type]
+            [Splice(0, delete_length, b"x") for delete_length in WRONG_TYPE_INTEGERS],  # type: ignore[arg-type]
+            [Splice(0, 0, insert) for insert in WRONG_TYPE_INSERTS],  # type: ignore[arg-type]
         ]
     # A negative count and keep travel as integers; a bool and a float only without a typed wire.
     if depth:
-        steps = (-1, True, 1.0) if wrong_types else (-1,)
-        broken.append(st.sampled_from(steps).map(lambda steps: Rollback(steps)))  # type: ignore[arg-type]
+        kinds.append([Rollback(steps) for steps in ((-1, True, 1.0) if wrong_types else (-1,))])  # type: ignore[arg-type]
     if compacts:
-        keeps = (-1, depth + 1, True) if wrong_types else (-1, depth + 1)
-        broken.append(st.sampled_from(keeps).map(lambda keep: Compact(keep)))
-    return st.one_of(broken)
+        kinds.append([Compact(keep) for keep in ((-1, depth + 1, True) if wrong_types else (-1, depth + 1))])
+    values = kinds[word.pick(len(kinds))]
+    return values[word.pick(len(values))]
 
 
-@cache
-def _out_of_range_splices(length: int) -> st.SearchStrategy[tuple[int, int]]:
+def _out_of_range(length: int) -> tuple[tuple[int, int], ...]:
     """(offset, delete_length) pairs that break the validity rule of a splice."""
-    return st.sampled_from([(-1, 0), (length + 1, 0), (0, length + 1), (length, 1), (0, -1)])
+    return ((-1, 0), (length + 1, 0), (0, length + 1), (length, 1), (0, -1))
 
 
 # -- durability (R5) ------------------------------------------------------------------
