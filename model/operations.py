@@ -470,6 +470,10 @@ _ARGUMENT_DECODERS: dict[str, Callable[[object], object]] = {
 }
 
 
+#: The tags a trace may carry (the certificate's and a partial's schemas list them too).
+ARGUMENT_TYPES: frozenset[str] = frozenset(_ARGUMENT_DECODERS)
+
+
 def _argument_to_json(argument: object) -> object:
     """An integer argument as itself; anything else tagged with its type (see above)."""
     return argument if type(argument) is int else _tag(argument)

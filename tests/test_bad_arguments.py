@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from importlib import resources
 from typing import Any
 
 import pytest
 from _helpers import violation_on
 
+from rollcert.model.operations import ARGUMENT_TYPES
 from rollcert.model.operations import Compact
 from rollcert.model.operations import Operation
 from rollcert.model.operations import Rollback
@@ -42,6 +44,7 @@ from rollcert.targets.adapter import BufferConfig
 from rollcert.targets.adapter import Capability
 from rollcert.targets.adapter import Target
 from rollcert.targets.adapters.bundled_diffs import BundledDiffAdapter
+from rollcert.targets.json_schema import Checker
 from rollcert.targets.resolve import resolve_target
 
 HELLO = BufferConfig(b"hello")
@@ -336,3 +339,26 @@ def test_r0_takes_the_rule_and_its_branches_are_required_of_r0_only() -> None:
     }
     range_checks = {name for name in names["R0"] if "_compact" in name or "_commit" in name} - names["R5"]
     assert len(range_checks) >= 2  # the raise of a negative rollback and of a keep out of range
+
+
+SCHEMAS = {
+    "certificate": ("rollcert.reports", "certificate.schema.json"),
+    "partial": ("rollcert.stateful_tests", "partial.schema.json"),
+}
+
+
+def _schema(name: str) -> dict[str, Any]:
+    package, file = SCHEMAS[name]
+    loaded: dict[str, Any] = json.loads(resources.files(package).joinpath(file).read_text(encoding="utf-8"))
+    return loaded
+
+
+@pytest.mark.parametrize("name", SCHEMAS)
+def test_a_certificate_and_a_partial_admit_each_tagged_argument_and_no_other_tag(name: str) -> None:
+    schema = _schema(name)
+    assert set(schema["$defs"]["tagged_argument"]["properties"]["type"]["enum"]) == ARGUMENT_TYPES
+    operation = Checker({"$defs": schema["$defs"], "$ref": "#/$defs/operation"})
+    for carried in CARRIED:
+        operation.check(operation_to_json(carried))
+    assert not operation.fits({"op": "rollback", "steps": {"type": "complex", "value": 1}})
+    assert not operation.fits({"op": "rollback", "steps": {"type": "bool", "value": True, "more": 1}})
