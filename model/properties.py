@@ -571,12 +571,8 @@ def _r5_broken(step: RollbackStep) -> bool:
     refuse); a journal poisoned by a failed sync or cut-back that did not
     refuse (after a clean refusal the rules also allow taking the operation,
     so there is nothing to break unless every reading refuses);
-    a splice whose record's write or sync failed that went through anyway. Not
-    a compaction the rules refuse as bad input (a keep of the wrong type or out
-    of range): that is SPEC §2's clause, the master property's (R0)."""
+    a splice whose record's write or sync failed that went through anyway."""
     operation, before = step.operation, step.before
-    if isinstance(operation, Compact) and step.allowed_errors() <= {"TypeError", "ValueError"}:
-        return False
     if isinstance(operation, (CrashDuring, Restart, CorruptRecord, Flush, Compact, Reopen)):
         return True
     if before.poisoned and step.refused_by_rules("JournalError"):
@@ -1275,7 +1271,12 @@ ALL_PROPERTY_IDS: tuple[str, ...] = tuple(PROPERTIES)
 def broken_rules(property_ids: tuple[str, ...], step: FailingStep[object, object]) -> tuple[str, ...]:
     """The properties among ``property_ids`` whose own clause ``step`` broke, in
     certificate order; ``("R0",)`` when none claims it: a mismatch that breaks
-    no specific clause is a finding of the master property (SPEC §6a)."""
+    no specific clause is a finding of the master property (SPEC §6a). So is a
+    step the rules refuse as bad input (only a TypeError or ValueError allowed):
+    SPEC §2 is no property's own clause, whatever the step meets besides (a
+    full journal is R6's, a compaction R5's, only for arguments they take)."""
+    if step.allowed_errors() <= {"TypeError", "ValueError"}:
+        return ("R0",)
     broken = tuple(
         pid for pid in property_ids if pid != "R0" and (rule := PROPERTIES[pid].broken) is not None and rule(step)  # type: ignore[arg-type]
     )

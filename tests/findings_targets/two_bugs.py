@@ -19,10 +19,14 @@ from rollcert.targets.adapters.python_object import PythonBufferAdapter
 
 class DropsCr(NaiveJournaledBuffer):
     """Inserted text loses its carriage returns, as an editor that normalises
-    what it is given would; the record matches what went in, so undo is exact."""
+    what it is given would; the record matches what went in, so undo is exact.
+    Only a bytes-like insert is changed: ``bytes()`` of an int or a list would
+    make bytes of it, a second bug (R0's bad_arguments sends those, SPEC §2)."""
 
     def splice(self, offset: int, delete_length: int, insert: bytes) -> None:
-        super().splice(offset, delete_length, bytes(insert).replace(b"\r", b""))
+        if isinstance(insert, (bytes, bytearray, memoryview)):
+            insert = bytes(insert).replace(b"\r", b"")
+        super().splice(offset, delete_length, insert)
 
 
 class ShortUndo(NaiveJournaledBuffer):
