@@ -1090,6 +1090,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                     return False  # every rollback rule waits for a record to undo
                 if target.sets_aside(state, operation):
                     return False
+                if target.typed_wire and _of_another_type(operation):
+                    return False  # bad_arguments sends a server wrong signs and ranges only
                 needed = RULE_CAPABILITY.get(operation.kind)
                 if needed is not None and needed not in target.capabilities:
                     return False  # the small-scope search proposes every kind; the target lacks this one
@@ -1107,6 +1109,19 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
         except (ValueError, TypeError):
             return False  # a bad configuration
         return True
+
+
+def _of_another_type(operation: Operation) -> bool:
+    """Whether an argument of ``operation`` is of another type than the one it
+    takes (an int, or a bytes-like insert): what R0's bad_arguments sends only
+    where no typed wire lies between it and the target (``Target.typed_wire``)."""
+    inner = operation.operation if isinstance(operation, CrashDuring) else operation
+    if isinstance(inner, Splice):
+        plain = type(inner.offset) is int and type(inner.delete_length) is int
+        return not (plain and isinstance(inner.insert, (bytes, bytearray, memoryview)))
+    if isinstance(inner, Rollback):
+        return type(inner.steps) is not int
+    return isinstance(inner, Compact) and type(inner.keep) is not int
 
 
 def _builds_bytes(operation: Operation) -> bool:

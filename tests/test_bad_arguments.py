@@ -362,3 +362,16 @@ def test_a_certificate_and_a_partial_admit_each_tagged_argument_and_no_other_tag
         operation.check(operation_to_json(carried))
     assert not operation.fits({"op": "rollback", "steps": {"type": "complex", "value": 1}})
     assert not operation.fits({"op": "rollback", "steps": {"type": "bool", "value": True, "more": 1}})
+
+
+def test_a_trace_with_an_argument_of_another_type_is_generable_only_without_a_typed_wire() -> None:
+    server = Target("server", "test", frozenset(Capability), BundledDiffAdapter, typed_wire=True)
+    in_process = _target(BundledDiffAdapter)
+    for operations, on_server in [
+        ([Splice(True, 0, b"x")], False),
+        ([*ONE_RECORD, Rollback(1.0)], False),  # type: ignore[arg-type]
+        ([*ONE_RECORD, Rollback(-1), Compact(-1)], True),
+        ([Splice(0, 0, memoryview(b"L"))], True),
+    ]:
+        assert ROLLBACK.generable(HELLO, operations, in_process)
+        assert ROLLBACK.generable(HELLO, operations, server) is on_server
