@@ -58,6 +58,11 @@ class _ExactArguments:
     def __hash__(self) -> int:
         return hash(self._identity())
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickled as its trace record: a memoryview does not pickle, and a
+        # counterexample crosses from a worker process pickled.
+        return (operation_from_json, (operation_to_json(self),))  # type: ignore[arg-type]
+
 
 def _hashable(value: object) -> object:
     if isinstance(value, (bytearray, memoryview)):

@@ -411,19 +411,21 @@ def simpler_edits(operation: Any, *, leaps: bool = True) -> Iterator[Any]:
     ``leaps``, also a plainer insert (a byte made ``a``) and a delete or offset
     that jumps straight to 0 — the rollback family's edits may; the diff
     family's must not, since its hunks were drawn against the bytes and offsets
-    those edits left behind. An edit sent arguments of another type (R0's
-    bad_arguments) has none: its arguments are the story."""
-    insert = operation.insert
-    if not (type(insert) is bytes and type(operation.offset) is int and type(operation.delete_length) is int):
+    those edits left behind. A bytearray or memoryview insert stays one (R0's
+    bad_arguments sends them: its type may be the story); an edit sent
+    arguments of another type has no simpler version: they are the story."""
+    kind, numbers = type(operation.insert), {type(operation.offset), type(operation.delete_length)}
+    if kind not in (bytes, bytearray, memoryview) or numbers != {int}:
         return
+    insert = bytes(operation.insert)
     for shorter in _block_cuts(insert):
-        yield replace(operation, insert=shorter)
+        yield replace(operation, insert=kind(shorter))
     if len(insert) <= BYTEWISE_LIMIT:
         for i in range(len(insert)):
-            yield replace(operation, insert=insert[:i] + insert[i + 1 :])
+            yield replace(operation, insert=kind(insert[:i] + insert[i + 1 :]))
     if leaps:
         for plain in _plainer(insert):
-            yield replace(operation, insert=plain)
+            yield replace(operation, insert=kind(plain))
     if operation.delete_length:
         if leaps:
             yield replace(operation, delete_length=0)
