@@ -59,7 +59,12 @@ class Checkpoint:
 
 
 class JournaledBuffer:
-    """A byte buffer with journaled splices, LIFO rollback and checkpoints."""
+    """A byte buffer with journaled splices, LIFO rollback and checkpoints.
+
+    ``chunk_size`` is the storage's chunk (:class:`ChunkedText`'s own when None):
+    a certifier asks for a few bytes per chunk, so that the storage's paths over
+    many chunks and groups of chunks are run on buffers of a few hundred bytes.
+    """
 
     def __init__(
         self,
@@ -69,6 +74,7 @@ class JournaledBuffer:
         policy: Policy = "reject",
         journal: Journal | None = None,
         start_revision: int = 0,
+        chunk_size: int | None = None,
     ) -> None:
         if type(start_revision) is not int or start_revision < 0:
             raise ValueError(f"start_revision must be an int >= 0, got {start_revision!r}")
@@ -83,7 +89,7 @@ class JournaledBuffer:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
         if capacity is not None and not getattr(journal, "supports_eviction", True):
             raise ValueError("this journal cannot evict records; bound it with compact() instead of a capacity")
-        self._storage = ChunkedText(bytes(initial))
+        self._storage = ChunkedText(bytes(initial), chunk_size=chunk_size)
         self._journal: Journal = journal if journal is not None else InMemoryJournal()
         if len(self._journal):
             raise ValueError("the journal must start empty")

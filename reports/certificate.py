@@ -253,6 +253,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, Any]:
         "policy": counterexample.policy,
         **({"durability": counterexample.durability} if counterexample.durable else {}),
         **({"start_revision": counterexample.start_revision} if counterexample.start_revision else {}),
+        **({"chunk_bytes": counterexample.chunk_bytes} if counterexample.chunk_bytes is not None else {}),
         "machine": counterexample.property_id,
         "steps": steps,
         **last,
@@ -527,7 +528,7 @@ def distinct_counterexamples(certificate: CertificateData) -> list[tuple[str, Co
     for property_id, result in certificate.results.items():
         for counterexample in findings_of(result):
             key = (counterexample.initial, counterexample.capacity, counterexample.policy, counterexample.durable,
-                   counterexample.durability, counterexample.start_revision,
+                   counterexample.durability, counterexample.start_revision, counterexample.chunk_bytes,
                    tuple(step.operation for step in counterexample.steps))
             if key in shown:
                 listed.append((property_id, None, shown[key]))

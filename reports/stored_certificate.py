@@ -275,6 +275,7 @@ def _counterexample(
         broken=tuple(name for name in (clean(item) for item in stored.get("broken") or ()) if name in _property_ids()),
         harm=clean(stored.get("harm", "")),
         start_revision=config.start_revision,
+        chunk_bytes=config.chunk_bytes,
     )
 
 
@@ -364,7 +365,7 @@ def _reach(stored: dict[str, Any]) -> dict[str, Any]:
         if key in ("largest_revision", "largest_revision_gap"):
             if value is None or (type(value) is int and value >= 0):
                 reach[key] = value
-        elif key in ("buffers_past", "edits_across", "categories", "normal_forms") and isinstance(value, dict):
+        elif key in ("buffers_past", "edits_across", "categories", "normal_forms", "small_chunks") and isinstance(value, dict):
             reach[key] = {clean(name): count for name, count in value.items() if type(count) is int and count >= 0}
     return reach
 

@@ -563,6 +563,7 @@ def _counterexample(machine: str, target: Target, violation: Violation, family: 
         broken=violation.broken,
         harm=violation.harm,
         start_revision=config.start_revision,
+        chunk_bytes=config.chunk_bytes,
     )
 
 

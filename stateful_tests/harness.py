@@ -61,7 +61,7 @@ class FamilyMachine(RuleBasedStateMachine):
         note(f"config: {config}")
         self.session = Session(self.family, self.target, config, self.tracker.tallies)
         self.tracker.examples += 1
-        self.tracker.world.initial(config.initial)
+        self.tracker.world.initial(config.initial, config.chunk_bytes)
         base = self.session.revision_base
         self.tracker.world.observed(len(config.initial), 0, None if base is None else base + config.start_revision)
 

@@ -423,6 +423,7 @@ def _counterexample_json(found: Counterexample) -> dict[str, Any]:
         "capacity": found.capacity, "policy": found.policy, "explanation": found.explanation,
         "durable": found.durable, "family": found.family, "durability": found.durability,
         "broken": list(found.broken), "harm": found.harm, "start_revision": found.start_revision,
+        "chunk_bytes": found.chunk_bytes,
         "steps": [
             {
                 "index": step.index, "operation": operation_to_json(step.operation), "before": _b64(step.before),
@@ -451,6 +452,7 @@ def _counterexample(record: dict[str, Any]) -> Counterexample:
         None if record["history"] is None else _history(record["history"]),
         broken=tuple(str(name) for name in record.get("broken", ())), harm=str(record.get("harm", "")),
         start_revision=int(record.get("start_revision", 0)),
+        chunk_bytes=None if record.get("chunk_bytes") is None else int(record["chunk_bytes"]),
     )
 
 

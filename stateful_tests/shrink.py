@@ -83,6 +83,14 @@ def without_numbered(
     return result
 
 
+def chunk_bytes_moves(config: BufferConfig, operations: list[Any]) -> Candidates:
+    """A trace built with small chunks (``BufferConfig.chunk_bytes``) on the
+    target's own chunk: a reader should not be told the chunk size mattered when
+    it did not."""
+    if config.chunk_bytes is not None:
+        yield replace(config, chunk_bytes=None), operations
+
+
 def start_revision_moves(config: BufferConfig, operations: list[Any]) -> Candidates:
     """A trace that starts at a high revision (``BufferConfig.start_revision``) from
     revision 0 (the bug may not need it), else from just below the wrap it is

@@ -45,6 +45,7 @@ from rollcert.model.reference import ModelState
 from rollcert.model.reference import Policy
 from rollcert.stateful_tests.world import REVISION_WRAPS
 from rollcert.stateful_tests.world import SIZE_THRESHOLDS
+from rollcert.stateful_tests.world import SMALL_CHUNK_SIZES
 from rollcert.stateful_tests.world import UNDECLARED_SIZES
 from rollcert.stateful_tests.world import World
 
@@ -515,6 +516,53 @@ def starts_past_the_chunk(raw: bytes) -> bool:
     return choice % CHUNK_START_SHARE == 0
 
 
+#: One example in this many (of a target that declares ``sets_chunk_bytes``) is
+#: built with chunks of :data:`SMALL_CHUNK_SIZES` bytes.
+SMALL_CHUNKS_SHARE = 6
+#: How many chunks such an example starts with, in chunks (one range drawn of
+#: the three; the third of the time the drawn initial buffer is kept): a few dozen
+#: (``impl.chunked_text`` groups its chunks by 16 at first, so 40 chunks are three
+#: groups: a lookup past the first group, an edit that shifts the later groups'
+#: starts, a read or a removal across two groups) or past 64 groups of 16 (where
+#: the group size doubles and everything is regrouped). Before, the group paths
+#: came only with a 1.25 MiB start (one example in 32) and then needed particular
+#: edits, and the doubling needed 32 MiB: issue 42's mutation run left both
+#: unexercised.
+SMALL_CHUNK_COUNTS = ((40, 90), (1040, 1300))
+
+
+def chunk_bytes_from(raw: bytes) -> int | None:
+    """The chunk size an example asks its buffer to be built with (issue 42):
+    ``None`` (the target's own) mostly; one time in :data:`SMALL_CHUNKS_SHARE`
+    one of :data:`SMALL_CHUNK_SIZES`. Read through a hash of the start word, as
+    :func:`starts_past_the_chunk`; never for a word of zeros."""
+    if not any(raw):
+        return None
+    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"smallchunk").digest(), "big")
+    if choice % SMALL_CHUNKS_SHARE:
+        return None
+    return SMALL_CHUNK_SIZES[choice // SMALL_CHUNKS_SHARE % len(SMALL_CHUNK_SIZES)]
+
+
+def initial_in_small_chunks(raw: bytes, world: World, chunk: int, drawn: bytes) -> bytes:
+    """The initial buffer of an example built with chunks of ``chunk`` bytes: the
+    ``drawn`` one, or one of :data:`SMALL_CHUNK_COUNTS` chunks long (each a third
+    of the time), of the world's bytes and within its buffer limit. A drawn
+    start past the most chunks asked for (the starts past a declared chunk or
+    64 KiB) is not kept: a million one-byte chunks cost the storage ~100 MB and
+    run no path a thousand do not."""
+    word = Word(hashlib.blake2b(raw, digest_size=16, person=b"chunkcount").digest())
+    pick = word.pick(len(SMALL_CHUNK_COUNTS) + 1)
+    if pick == len(SMALL_CHUNK_COUNTS):
+        if len(drawn) <= chunk * SMALL_CHUNK_COUNTS[-1][1]:
+            return drawn
+        pick = word.pick(len(SMALL_CHUNK_COUNTS))
+    low, high = SMALL_CHUNK_COUNTS[pick]
+    length = chunk * (low + word.pick(high - low + 1))
+    initial = _filler(_rng(word), world, length)[:length][: world.max_buffer]
+    return as_text(initial) if world.text else initial
+
+
 #: One example in this many (of a target that declares ``starts_at_revision``)
 #: starts a few steps below a revision where a narrow counter wraps.
 HIGH_REVISION_SHARE = 8
@@ -820,7 +868,13 @@ def rollback_steps_from(state: ModelState, raw: bytes, *, zero: bool = False) ->
         return 1 - word.pick(2)
     if zero and word.pick(ZERO_STEPS_SHARE) == 0:
         return 0
-    return (1, word.pick(depth) + 1, depth, depth + 1)[word.pick(4)]
+    # Under an out-of-log write (R4), as likely as each of the others: the count
+    # that stops exactly at its depth — allowed, as the record above it was
+    # written over the write — where "one more" is refused. Without it, a check
+    # that also refused the rollback ending there passed (issue 42's mutation run).
+    below = [barrier for barrier in state.barriers if barrier < depth]
+    choices = (1, word.pick(depth) + 1, depth, depth + 1, *([depth - max(below)] if below else []))
+    return choices[word.pick(len(choices))]
 
 
 def draw_rollback_steps(data: st.DataObject, state: ModelState) -> int:

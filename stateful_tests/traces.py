@@ -78,6 +78,7 @@ def trace_json(family: AnyFamily, config: BufferConfig, operations: list[Any]) -
         **({"durable": True} if config.durable else {}),
         **({"durability": config.durability} if config.durable and config.durability != "per_operation" else {}),
         **({"start_revision": config.start_revision} if config.start_revision else {}),
+        **({"chunk_bytes": config.chunk_bytes} if config.chunk_bytes is not None else {}),
         "operations": [operation_to_json(op) for op in operations],
     }
 
@@ -167,6 +168,9 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
     start_revision = record.get("start_revision", 0)
     if type(start_revision) is not int or not 0 <= start_revision <= MAX_INTEGER:
         raise TypeError("trace field 'start_revision' must be a whole number, at least 0")
+    chunk_bytes = record.get("chunk_bytes")
+    if chunk_bytes is not None and (type(chunk_bytes) is not int or not 1 <= chunk_bytes <= MAX_INTEGER):
+        raise TypeError("trace field 'chunk_bytes' must be a whole number of bytes, at least 1")
     operations = record.get("operations")
     if not isinstance(operations, list):
         raise TypeError("trace field 'operations' must be a list")
@@ -189,4 +193,4 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
             f"{len(parsed)} operations on a buffer of up to {len(initial_bytes) + inserted} bytes would step "
             f"through more than {MAX_REPLAY_BYTES >> 20} MiB of buffers: no counterexample is that large"
         )
-    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability, start_revision), parsed
+    return family, BufferConfig(initial_bytes, capacity, policy, durable, durability, start_revision, chunk_bytes), parsed

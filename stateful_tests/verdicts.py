@@ -111,6 +111,8 @@ class Counterexample:
     harm: str = ""
     #: The revision the buffer was asked to start at (``BufferConfig.start_revision``).
     start_revision: int = 0
+    #: The chunk size the buffer was asked to keep its storage in (``BufferConfig.chunk_bytes``).
+    chunk_bytes: int | None = None
 
     @property
     def signature(self) -> str:
@@ -146,6 +148,7 @@ class Counterexample:
             self.durable,
             self.durability,  # type: ignore[arg-type]
             self.start_revision,
+            self.chunk_bytes,
         )
 
 

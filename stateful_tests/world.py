@@ -78,6 +78,10 @@ UNDECLARED_SIZES = (1 << 16, 1 << 20)
 REVISION_WRAPS = (1 << 8, 1 << 16, 1 << 31, 1 << 32)
 #: The pieces text with line structure is made of.
 LINE_PIECES = (b"\n", b"\r\n", b"\r", b"\t", b" ", b"\x00")
+#: The chunk sizes a run asks a target that can be asked for one (``Target.sets_chunk_bytes``)
+#: to keep its storage in, now and then: a chunk of one byte makes every edit split, empty
+#: or merge chunks; two to four let an edit fit inside one and still cross into the next.
+SMALL_CHUNK_SIZES = (1, 2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -315,7 +319,13 @@ class WorldTally:
     #: longer, and how many edits removed or inserted bytes across that offset.
     past_size: Counter[int] = field(default_factory=Counter)
     across_size: Counter[int] = field(default_factory=Counter)
+    #: Examples whose buffer was built with a chunk size the run asked for
+    #: (``BufferConfig.chunk_bytes``), and the most chunks of that size a buffer
+    #: of one of them held: how far a chunked storage's many-chunk paths were run.
+    small_chunk_examples: int = 0
+    most_chunks: int = 0
     _last_revision: int | None = None
+    _asked_chunk: int | None = None
 
     def edit(self, before: bytes, offset: int, delete_length: int, insert: bytes) -> None:
         """Count one edit sent to the target: ``insert`` at ``offset`` of ``before``
@@ -401,11 +411,17 @@ class WorldTally:
             reached[dimension.name] += 1
         self.largest_buffer = max(self.largest_buffer, buffer_length)
         self.deepest = max(self.deepest, depth)
+        if self._asked_chunk is not None:
+            self.most_chunks = max(self.most_chunks, -(-buffer_length // self._asked_chunk))
 
-    def initial(self, buffer: bytes) -> None:
+    def initial(self, buffer: bytes, chunk_bytes: int | None = None) -> None:
         """Count the initial buffer the target was built with (its bytes were sent
-        too); a new example, so the next revision observed starts a new sequence."""
+        too; ``chunk_bytes``: the chunk size it was asked to keep them in); a new
+        example, so the next revision observed starts a new sequence."""
         self._last_revision = None
+        self._asked_chunk = chunk_bytes
+        if chunk_bytes is not None:
+            self.small_chunk_examples += 1
         for byte in set(buffer):
             self.bytes_sent |= 1 << byte
 
@@ -466,6 +482,7 @@ def reach_report(tally: WorldTally) -> dict[str, Any]:
         "edits_across": {str(size): tally.across_size[size] for size in UNDECLARED_SIZES},
         "categories": dict(sorted(tally.categories.items())),
         "normal_forms": {name: tally.normal_forms[name] for name in NORMAL_FORM_FACTS},
+        "small_chunks": {"examples": tally.small_chunk_examples, "most_chunks": tally.most_chunks},
     }
 
 
@@ -483,6 +500,9 @@ def merge_reach(reaches: Iterable[dict[str, Any]]) -> dict[str, Any]:
             tally.across_size[size] += int(dict(reach.get("edits_across") or {}).get(str(size), 0))
         tally.categories.update({str(k): int(v) for k, v in dict(reach.get("categories") or {}).items()})
         tally.normal_forms.update({str(k): int(v) for k, v in dict(reach.get("normal_forms") or {}).items()})
+        small = dict(reach.get("small_chunks") or {})
+        tally.small_chunk_examples += int(small.get("examples") or 0)
+        tally.most_chunks = max(tally.most_chunks, int(small.get("most_chunks") or 0))
     return reach_report(tally)
 
 
@@ -571,6 +591,12 @@ def reproducible_world(world: dict[str, Any]) -> dict[str, Any]:
                 for key in ("buffers_past", "edits_across", "categories", "normal_forms")
             },
         }
+        if isinstance(reach.get("small_chunks"), dict):
+            most = int(reach["small_chunks"].get("most_chunks") or 0)
+            made["reach"]["small_chunks"] = {
+                "examples": min(int(reach["small_chunks"].get("examples") or 0), 1),
+                "most_chunks": 1 << (most.bit_length() - 1) if most > 0 else 0,
+            }
     return made
 
 
@@ -607,6 +633,10 @@ def reach_phrase(world: dict[str, Any]) -> str:
     if "chunk_bytes" in declared:
         past_chunk = int(dict(world.get("dimensions") or {}).get(BUFFER_PAST_CHUNK.name, 0))
         parts.append(f"{past_chunk} buffers past the declared chunk of {declared['chunk_bytes']} bytes")
+    small = dict(reach.get("small_chunks") or {})
+    if "chunk_bytes" in declared or small.get("examples"):
+        examples, most = int(small.get("examples") or 0), int(small.get("most_chunks") or 0)
+        parts.append(f"{examples} examples in chunks of {SMALL_CHUNK_SIZES[0]}-{SMALL_CHUNK_SIZES[-1]} bytes" + (f" (up to {most} chunks)" if examples else ""))
     if "max_buffer_bytes" in declared:
         parts.append(f"largest buffer {world.get('largest_buffer', 0)} of the declared {declared['max_buffer_bytes']}")
     buffers_past = dict(reach.get("buffers_past") or {})

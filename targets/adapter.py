@@ -193,11 +193,22 @@ class BufferConfig:
     #: a factory that ignores it is judged as fairly). How a run reaches revisions
     #: past 2^8, 2^16 and 2^32 without that many steps (issue 42).
     start_revision: int = 0
+    #: The chunk size, in bytes, to build the buffer's storage with; ``None``: the
+    #: target's own (asked only of a target with ``Target.sets_chunk_bytes``). How
+    #: a run reaches storage paths that need many chunks — a second-level index,
+    #: its regrouping — on buffers of a few hundred bytes (issue 42).
+    chunk_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.chunk_bytes is not None and (type(self.chunk_bytes) is not int or self.chunk_bytes < 1):
+            raise ValueError(f"chunk_bytes must be a whole number of bytes, at least 1, or None; got {self.chunk_bytes!r}")
 
     def journal_phrase(self) -> str:
         """How a counterexample names the journal it ran on: nothing for an
-        in-memory one, the durability mode when it is not the default."""
+        in-memory one, the durability mode when it is not the default (and the
+        start revision and chunk size, where the run asked for them)."""
         revision = f", started at revision {self.start_revision}" if self.start_revision else ""
+        revision += f", in chunks of {self.chunk_bytes} bytes" if self.chunk_bytes is not None else ""
         if not self.durable:
             return revision
         return ", on a durable journal" + (" (batched)" if self.durability == "batched" else "") + revision
@@ -525,10 +536,18 @@ class Target:
     #: certify the client, not the target — only wrong signs and ranges, which
     #: travel as integers and must come back ValueError.
     typed_wire: bool = False
+    #: Its factory honours ``BufferConfig.chunk_bytes`` (an in-memory buffer; it
+    #: needs ``chunk_bytes`` declared): the machines then build some examples with
+    #: chunks of 1-4 bytes, so that code run only past dozens of chunks or groups
+    #: of them is certified on small buffers, and the world states how many
+    #: chunks a buffer reached.
+    sets_chunk_bytes: bool = False
 
     def __post_init__(self) -> None:
         if self.chunk_bytes is not None and (type(self.chunk_bytes) is not int or self.chunk_bytes < 1):
             raise ValueError(f"target {self.name!r}: chunk_bytes must be a whole number of bytes, at least 1, or None")
+        if self.sets_chunk_bytes and self.chunk_bytes is None:
+            raise ValueError(f"target {self.name!r}: sets_chunk_bytes needs its own chunk_bytes declared")
         if self.history_bound is not None and Capability.BOUNDED not in self.capabilities:
             raise ValueError(f"target {self.name!r} declares a history bound without Capability.BOUNDED")
 

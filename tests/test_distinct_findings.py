@@ -99,9 +99,10 @@ def test_an_outcome_with_the_allowed_bytes_has_no_byte_part() -> None:
 def test_two_independent_bugs_are_two_findings_each_replaying_on_its_own_bug() -> None:
     """The done-when of issue 43: both bugs listed, each Replay line failing on the
     target with only that bug and passing on the target with only the other. At
-    the default profile (quick), seed 0: the first pass meets one bug, the search
-    for further findings the other (0.3 s here, no longer ``slow``)."""
-    certificate = certify(two_bugs.BOTH, profile="quick", seed=0, only=("R0",), target_text="two_bugs:BOTH")
+    the default profile (quick), seed 2: the first pass meets one bug, the search
+    for further findings the other (0.3 s here, no longer ``slow``). Seeds 0-9
+    list both on 8 (2026-12-06; tests/test_further_findings.py's SEED_WITH_BOTH)."""
+    certificate = certify(two_bugs.BOTH, profile="quick", seed=2, only=("R0",), target_text="two_bugs:BOTH")
     r0 = to_json(certificate)["properties"]["R0"]
     assert r0["verdict"] == "violated"
     signatures = [found["signature"] for found in r0["findings"]]

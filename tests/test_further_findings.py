@@ -51,7 +51,14 @@ def _trace(found: Counterexample | None) -> tuple[Any, ...]:
     return (found.initial, found.capacity, found.policy, tuple(step.operation for step in found.steps))
 
 
-def _r0(seed: int = 0) -> PropertyResult:
+#: A seed whose quick R0 run meets both bugs. Not every seed does (2026-12-06,
+#: seeds 0-9: both on 8, one on 2 — seed 0 lost the second when rollback counts
+#: began to stop at out-of-log writes); these tests are about what a run does
+#: with two findings, so they take a seed that has two.
+SEED_WITH_BOTH = 2
+
+
+def _r0(seed: int = SEED_WITH_BOTH) -> PropertyResult:
     return certify_property(two_bugs.BOTH, "R0", QUICK, seed)
 
 

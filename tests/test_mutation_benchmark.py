@@ -58,3 +58,19 @@ def test_fail_fast_stops_at_the_first_violation_and_is_never_green() -> None:
     assert certificate.results["R0"].verdict == "violated"
     assert certificate.results["R2"].verdict == "unknown"
     assert certificate.results["R2"].reason == NOT_RUN_FAIL_FAST
+
+
+def test_a_mutant_classified_equivalent_and_not_run_never_raises_the_score() -> None:
+    def mutant(line: int, outcome: str, operator: str = "NumberReplacer") -> mutation.Mutant:
+        return mutation.Mutant(f"{MODULE}:{line}", MODULE, operator, 0, line, 0, None, outcome, 1.0, "", "")
+
+    equivalent_key = next(key for key, (kind, _) in mutation.CLASSIFIED.items() if key[0] == MODULE and kind == "equivalent")
+    miss_key = next(key for key, (kind, _) in mutation.CLASSIFIED.items() if key[0] == MODULE and kind == "miss")
+    ran = [mutant(1, "killed"), mutant(miss_key[1], "survived", miss_key[2])]
+    run_survivor = mutant(equivalent_key[1], "survived", equivalent_key[2])
+    left_out = mutant(equivalent_key[1], mutation.EQUIVALENT_NOT_RUN, equivalent_key[2])
+    assert mutation.classification(left_out)[0] == "equivalent"
+    when_run, when_skipped = mutation.score([*ran, run_survivor]), mutation.score([*ran, left_out])
+    assert when_run["score"] == when_skipped["score"] == 0.5  # one of the two behaviour-changing detected
+    assert when_skipped["equivalent_not_run"] == 1 and when_skipped["mutants"] == 2 and when_run["mutants"] == 3
+    assert "1 classified equivalent and not run" in mutation.format_summary(MODULE, when_skipped, [*ran, left_out])

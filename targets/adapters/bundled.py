@@ -36,4 +36,6 @@ TARGET = Target(
     chunk_bytes=CHUNK_SIZE,
     # The in-memory buffer starts at the asked revision (the durable one at 0).
     starts_at_revision=True,
+    # And with the chunk size it is asked for (the durable one: its own).
+    sets_chunk_bytes=True,
 )

@@ -26,6 +26,7 @@ class BundledAdapter(UnsupportedOperations):
             policy=config.policy,
             journal=self.journal,
             start_revision=config.start_revision,
+            chunk_size=config.chunk_bytes,
         )
 
     def read(self) -> bytes:
