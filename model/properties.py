@@ -23,7 +23,6 @@ was running when something else went wrong.
 from __future__ import annotations
 
 from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -424,16 +423,24 @@ def _misplaced_restorations(before: ModelState, count: int, *, anywhere: bool) -
         for buffer in buffers:
             big = len(buffer) > ATTRIBUTION_SCAN_BYTES
             if work > ATTRIBUTION_WORK:
-                places: Iterable[int] = (edit.offset,)  # out of budget: the recorded place only
+                places: Sequence[int] = (edit.offset,)  # out of budget: the recorded place only
             elif anywhere and not big:
                 places = range(len(buffer) - len(edit.insert) + 1)
             else:
                 places = _look_alikes(buffer, edit)
             limit = ATTRIBUTION_WIDE_CANDIDATES if big else ATTRIBUTION_CANDIDATES
-            for at in places:
-                work += 1 + len(buffer) // 1024
+            cost = 1 + len(buffer) // 1024
+            for tried, at in enumerate(places):
+                if len(reached) >= limit:
+                    # Full: no place adds a buffer now. The work is counted as if
+                    # each were tried (the budget decides the same), without
+                    # building a buffer per place (a 1.3 KB start in one-byte
+                    # chunks took minutes of copies per minimisation).
+                    work += cost * (len(places) - tried)
+                    break
+                work += cost
                 undone = _undo_at(buffer, below, edit, at)
-                if undone is not None and len(reached) < limit:
+                if undone is not None:
                     reached.add(undone)
         buffers = reached
     return buffers
