@@ -291,10 +291,26 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
     # moves ``version``; how the bytes are cut into chunks and groups is not observable, so a mutant
     # that only changes the layout (and keeps every read right) is equivalent.
     ("impl/chunked_text.py", 72, "NumberReplacer"): (
-        "equivalent", "the check of an explicit chunk or group size: the bundled storage never passes one",
+        "equivalent",
+        "the check of a chunk size below 1 or of an explicit group size: since issue 42's small chunks the "
+        "certifier asks for chunks of 1-4 bytes (never 0) and never for a group size, so only the mutants "
+        "that refuse a chunk of one byte change what it sees (size <= 1, size < 2: detected, R0 error, run by "
+        "name in session 4); the rest (size < 0, 'and', every group-size one) are equivalent for it",
+    ),
+    # The two that refuse a chunk of one byte: detected since the small chunks (by occurrence, so that
+    # --skip-equivalent runs them).
+    ("impl/chunked_text.py", 72, "ReplaceComparisonOperator_Lt_LtE", 0): (
+        "miss", "size <= 1 refuses a chunk of one byte: detected (R0 error) since issue 42's small chunks",
+    ),
+    ("impl/chunked_text.py", 72, "NumberReplacer", 6): (
+        "miss", "size < 2 refuses a chunk of one byte: detected (R0 error) since issue 42's small chunks",
     ),
     ("impl/chunked_text.py", 72, "ReplaceComparisonOperator_Lt_LtE"): (
-        "equivalent", "the check of an explicit chunk or group size: the bundled storage never passes one",
+        "equivalent",
+        "the check of a chunk size below 1 or of an explicit group size: since issue 42's small chunks the "
+        "certifier asks for chunks of 1-4 bytes (never 0) and never for a group size, so only the mutants "
+        "that refuse a chunk of one byte change what it sees (size <= 1, size < 2: detected, R0 error, run by "
+        "name in session 4); the rest (size < 0, 'and', every group-size one) are equivalent for it",
     ),
     ("impl/chunked_text.py", 86, "NumberReplacer"): (
         "equivalent", "the initial hint is never read: the hint offset starts at -1, which no offset matches",
@@ -486,7 +502,10 @@ CLASSIFIED: dict[tuple[str, int, str] | tuple[str, int, str, int], tuple[str, st
     ),
     ("impl/chunked_text.py", 72, "ReplaceOrWithAnd"): (
         "equivalent",
-        "the check of an explicit chunk or group size: the bundled storage never passes one",
+        "the check of a chunk size below 1 or of an explicit group size: since issue 42's small chunks the "
+        "certifier asks for chunks of 1-4 bytes (never 0) and never for a group size, so only the mutants "
+        "that refuse a chunk of one byte change what it sees (size <= 1, size < 2: detected, R0 error, run by "
+        "name in session 4); the rest (size < 0, 'and', every group-size one) are equivalent for it",
     ),
     ("impl/chunked_text.py", 91, "NumberReplacer"): (
         "equivalent",
