@@ -4,6 +4,7 @@ mutants of ``impl/`` does ``rollcert certify`` catch?
 Usage (from the repository root; needs the ``bench`` extra, ``pip install -e '.[bench]'``)::
 
     nice -n 10 python -m benchmarks.mutation                                  # journaled_buffer + chunked_text
+    nice -n 10 python -m benchmarks.mutation --skip-equivalent                # the same, without the ones classified equivalent
     nice -n 10 python -m benchmarks.mutation --module impl/diffs.py --limit 40
     python -m benchmarks.mutation --list                                      # count the mutants, run nothing
     python -m benchmarks.mutation --rescore benchmarks/mutation-results.json  # classify the survivors again
