@@ -489,12 +489,16 @@ def bad_arguments(machine: RollbackMachine, word: bytes) -> None:
     R0's others): a splice out of range, or with an offset, delete_length or
     insert of the wrong type or sign; a rollback of a negative, bool or float
     count; a compaction keeping -1, more than the depth, or a bool, where the
-    target can compact; no argument of the wrong type over a typed wire
-    (``Target.typed_wire``). Now and then instead an edit whose insert is a
-    bytearray or memoryview, which must be taken exactly as bytes are."""
+    target can compact — all but a splice's range only to a target that
+    declares it checks them (``Target.checks_arguments``), and no argument of
+    another type over a typed wire (``Target.typed_wire``). Now and then
+    instead, to such a target, an edit whose insert is a bytearray or
+    memoryview, which must be taken exactly as bytes are."""
     state, target = machine.live.model, machine.target
-    compacts, wrong_types = Capability.DURABILITY in target.capabilities, not target.typed_wire
-    drawn = strategies.bad_argument_from(state, word, compacts=compacts, wrong_types=wrong_types)
+    compacts = Capability.DURABILITY in target.capabilities
+    drawn = strategies.bad_argument_from(
+        state, word, compacts=compacts, strict=target.checks_arguments, wrong_types=not target.typed_wire
+    )
     if drawn is bytearray or drawn is memoryview:
         offset, delete_length, insert = strategies.edit_from(state, word[::-1], machine.world, machine.wide)
         machine.run(Splice(offset, delete_length, drawn(insert)))  # type: ignore[arg-type]  # bytes-like, on purpose
@@ -1124,8 +1128,8 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
                     return False  # every rollback rule waits for a record to undo
                 if target.sets_aside(state, operation):
                     return False
-                if target.typed_wire and _of_another_type(operation):
-                    return False  # bad_arguments sends a server wrong signs and ranges only
+                if (target.typed_wire or not target.checks_arguments) and _of_another_type(operation):
+                    return False  # bad_arguments sends wrong types only where checked (Target.checks_arguments)
                 needed = RULE_CAPABILITY.get(operation.kind)
                 if needed is not None and needed not in target.capabilities:
                     return False  # the small-scope search proposes every kind; the target lacks this one

@@ -383,6 +383,11 @@ def _operations_constructed(function: Callable[..., Any], seen: set[str]) -> set
     return kinds
 
 
+#: Operation kinds a rule may construct only when the target has this capability
+#: (by its value): the rule checks it itself, which its code read alone does not show.
+_CONSTRUCTED_ONLY_WITH = {"AdoptCurrent": "adopt"}
+
+
 def machine_traits(machine: type) -> Traits:
     """The traits of a built machine class: the operations its rules and
     initialize rules construct, and its journal kind."""
@@ -396,7 +401,15 @@ def machine_traits(machine: type) -> Traits:
             ):
                 kinds |= _operations_constructed(value, seen)
                 bad_arguments |= bool(getattr(value, "sends_bad_arguments", False))
+    target = getattr(machine, "target", None)
+    capabilities = {str(getattr(c, "value", c)) for c in getattr(target, "capabilities", ())}
+    # Operations a rule constructs only for a target with their capability (R5's
+    # reopen adopts first on a target that can adopt): not sent to one without it.
+    kinds -= {kind for kind, needed in _CONSTRUCTED_ONLY_WITH.items() if target is not None and needed not in capabilities}
     bounded = getattr(machine, "bounded", "never") != "never"
+    # A rollback or compaction with a bad argument goes only to a target that
+    # declares it checks its arguments (Target.checks_arguments).
+    bad_arguments &= bool(getattr(getattr(machine, "target", None), "checks_arguments", False))
     bound = getattr(getattr(machine, "target", None), "history_bound", None)
     policies = frozenset({bound.policy}) if bound is not None else Traits(frozenset()).policies
     return Traits(

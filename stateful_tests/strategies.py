@@ -925,35 +925,38 @@ BadArgument = Splice | Rollback | Compact | type[bytearray] | type[memoryview]
 
 
 def bad_argument_from(
-    state: ModelState, raw: bytes, *, compacts: bool, wrong_types: bool = True
+    state: ModelState, raw: bytes, *, compacts: bool, strict: bool = True, wrong_types: bool = True
 ) -> BadArgument:
     """Arguments of the wrong type, sign or range for every operation that takes
-    any (SPEC §2: a TypeError or a ValueError that changes nothing), or now and
-    then a bytes-like insert that must be accepted; read out of one drawn
-    :data:`WORD`, each kind of breakage as likely as the others and each value
-    within it. A rollback only with a record to undo (as every rollback rule:
+    any (a TypeError or a ValueError that changes nothing), or now and then a
+    bytes-like insert that must be accepted; read out of one drawn :data:`WORD`,
+    each kind of breakage as likely as the others and each value within it.
+    Without ``strict`` (a target that does not declare ``checks_arguments``),
+    splices out of range only: SPEC §2 defines a splice's range and nothing
+    more. A rollback only with a record to undo (as every rollback rule:
     ``RollbackFamily.generable``), a compaction only where the target can
-    compact (``compacts``), an argument of the wrong type only where it can
-    reach the target (``wrong_types``: not over a typed wire, ``Target.typed_wire``).
+    compact (``compacts``), an argument of another type or a bytes-like insert
+    only where it can reach the target (``wrong_types``: not over a typed wire).
 
     Picked from a word rather than by nested ``sampled_from``s: those the
     mutator repeated within a run, and a whole quick R0 run once sent no bool
     offset at all (the mutant that takes one went unkilled)."""
     word, length, depth = Word(raw), len(state.current), state.depth
+    wrong_types = wrong_types and strict
     kinds: list[Sequence[BadArgument]] = [
         [Splice(offset, delete_length, b"x") for offset, delete_length in _out_of_range(length)],
-        BYTES_LIKE,
     ]
     if wrong_types:
         kinds += [
+            BYTES_LIKE,
             [Splice(offset, 0, b"x") for offset in WRONG_TYPE_INTEGERS],  # type: ignore[arg-type]
             [Splice(0, delete_length, b"x") for delete_length in WRONG_TYPE_INTEGERS],  # type: ignore[arg-type]
             [Splice(0, 0, insert) for insert in WRONG_TYPE_INSERTS],  # type: ignore[arg-type]
         ]
     # A negative count and keep travel as integers; a bool and a float only without a typed wire.
-    if depth:
+    if depth and strict:
         kinds.append([Rollback(steps) for steps in ((-1, True, 1.0) if wrong_types else (-1,))])  # type: ignore[arg-type]
-    if compacts:
+    if compacts and strict:
         kinds.append([Compact(keep) for keep in ((-1, depth + 1, True) if wrong_types else (-1, depth + 1))])
     values = kinds[word.pick(len(kinds))]
     return values[word.pick(len(values))]

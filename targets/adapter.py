@@ -536,6 +536,18 @@ class Target:
     #: certify the client, not the target — only wrong signs and ranges, which
     #: travel as integers and must come back ValueError.
     typed_wire: bool = False
+    #: Its API checks every argument as ``model.contract`` does: an argument of
+    #: another type (a bool, float, string or None offset, an int or list insert)
+    #: is a TypeError, a negative rollback count or compaction keep a ValueError,
+    #: and any bytes-like insert is taken as bytes. Only then does R0's
+    #: ``bad_arguments`` send such arguments (the bundled target declares it).
+    #: SPEC §2 defines a splice's range and nothing more: many Python buffers take
+    #: ``True`` as offset 1, a list of ints as an insert or ``rollback(-1)`` as
+    #: nothing, as slicing and ``range`` do. Without the declaration a target is
+    #: sent splices out of range only (as before issue 42), never reported for
+    #: Python's own leniency. A server gets no argument of another type either
+    #: way (``typed_wire``).
+    checks_arguments: bool = False
     #: Its factory honours ``BufferConfig.chunk_bytes`` (an in-memory buffer; it
     #: needs ``chunk_bytes`` declared): the machines then build some examples with
     #: chunks of 1-4 bytes, so that code run only past dozens of chunks or groups

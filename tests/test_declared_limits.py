@@ -131,7 +131,9 @@ def refusing_factory(config: BufferConfig) -> SystemUnderTest:
 
 @pytest.mark.slow
 def test_an_in_process_target_refusing_over_its_limits_is_not_violated() -> None:
-    target = replace(TARGET, name="bundled-limited", factory=refusing_factory, limits=LIMITS)
+    # Its wrapper checks the limits before the buffer checks the types (a list insert gets
+    # ValueError): it does not declare it checks arguments as model.contract does.
+    target = replace(TARGET, name="bundled-limited", factory=refusing_factory, limits=LIMITS, checks_arguments=False)
     certificate = certify(target, only=("R0", "R1", "R6"))
     assert {pid: r.verdict for pid, r in certificate.results.items()} == {pid: "passed" for pid in ("R0", "R1", "R6")}
 

@@ -75,10 +75,12 @@ def test_a_further_finding_of_r0s_machine_keeps_its_rules_while_it_shrinks() -> 
 
 @pytest.mark.slow
 def test_the_r0_run_keeps_r6s_finding_for_r6() -> None:
-    # Seed 11 at quick: the first pass meets the CRLF undo (R0's clause alone, two
+    # Seed 3 at quick: the first pass meets the CRLF undo (R0's clause alone, two
     # steps), and the search for further findings (issue 43) the newest record
-    # evicted (R6's). Both are listed; R6's is kept for R6 too.
-    result = certify_property(_crlf(), "R0", PROFILES["quick"], 11)
+    # evicted (R6's). Both are listed; R6's is kept for R6 too. (A seed where the
+    # search meets both: 11 did until R0's bad_arguments and rollback counts that
+    # stop at writes changed the draws; seeds 0-39 then: 3 and 9 first.)
+    result = certify_property(_crlf(), "R0", PROFILES["quick"], 3)
     assert result.verdict == "violated" and result.counterexample is not None
     assert len(result.counterexample.steps) == 2 and result.counterexample.broken == ("R0",)
     r6 = result.found_elsewhere.get("R6")

@@ -201,6 +201,7 @@ def test_a_run_that_never_reached_a_dimension_is_unknown_naming_it(monkeypatch: 
     monkeypatch.setattr(strategies, "CHUNK_START_SHARE", 10**9)  # and no start past the chunk (wide text)
     monkeypatch.setattr(strategies, "PAST_64_KIB_SHARE", 10**9)  # nor past 64 KiB
     monkeypatch.setattr(strategies, "UNDO_AT_ONCE_SHARE", 10**9)  # and no wide paste undone at once (R2)
+    monkeypatch.setattr(strategies, "SMALL_CHUNKS_SHARE", 10**9)  # nor a start in small chunks (a filler of every byte)
     result = certify_property(BUNDLED, "R2", PROFILES["quick"], 0)
     assert result.verdict == "unknown"
     assert "(nul)" in result.reason and "(inserted_past_4096)" in result.reason and "(crlf)" in result.reason

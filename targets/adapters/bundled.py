@@ -38,4 +38,6 @@ TARGET = Target(
     starts_at_revision=True,
     # And with the chunk size it is asked for (the durable one: its own).
     sets_chunk_bytes=True,
+    # Its arguments are checked as SPEC §2 types them (model.contract).
+    checks_arguments=True,
 )
