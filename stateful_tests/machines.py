@@ -1151,8 +1151,9 @@ class RollbackFamily(PropertyFamily[ModelState, Operation, Outcome]):
 
 def _of_another_type(operation: Operation) -> bool:
     """Whether an argument of ``operation`` is of another type than the one it
-    takes (an int, or a bytes-like insert): what R0's bad_arguments sends only
-    where no typed wire lies between it and the target (``Target.typed_wire``)."""
+    takes (an int, or a bytes-like insert): what R0's bad_arguments sends only to
+    a target that declares it checks its arguments (``Target.checks_arguments``)
+    and not over a typed wire (``Target.typed_wire``)."""
     inner = operation.operation if isinstance(operation, CrashDuring) else operation
     if isinstance(inner, Splice):
         plain = type(inner.offset) is int and type(inner.delete_length) is int

@@ -409,8 +409,8 @@ def machine_traits(machine: type) -> Traits:
     bounded = getattr(machine, "bounded", "never") != "never"
     # A rollback or compaction with a bad argument goes only to a target that
     # declares it checks its arguments (Target.checks_arguments).
-    bad_arguments &= bool(getattr(getattr(machine, "target", None), "checks_arguments", False))
-    bound = getattr(getattr(machine, "target", None), "history_bound", None)
+    bad_arguments &= bool(getattr(target, "checks_arguments", False))
+    bound = getattr(target, "history_bound", None)
     policies = frozenset({bound.policy}) if bound is not None else Traits(frozenset()).policies
     return Traits(
         frozenset(kinds),

@@ -124,13 +124,20 @@ WIDE_SHARE = 2
 DEFAULT_WORLD = World()
 
 
+def _hashed(raw: bytes, person: bytes) -> int:
+    """A number read out of a start word for one decision (``person`` names it):
+    the decisions an example takes from its word are independent of each other
+    and of the word's own picks, yet replaying the word repeats them all."""
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=person).digest(), "big")
+
+
 def example_is_wide(raw: bytes) -> bool:
     """Whether the example an example's start word begins mixes wide draws in (one
     in :data:`WIDE_EXAMPLES`; read through a hash, so that it is independent of
     the picks the start reads, and never for a word of zeros)."""
     if not any(raw):
         return False
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"wide").digest(), "big")
+    choice = _hashed(raw, b"wide")
     return choice % WIDE_EXAMPLES == 0
 
 
@@ -486,7 +493,7 @@ def starts_past_64_kib(raw: bytes) -> bool:
     hash, as :func:`starts_past_the_chunk`; never for a word of zeros)."""
     if not any(raw):
         return False
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"64kib").digest(), "big")
+    choice = _hashed(raw, b"64kib")
     return choice % PAST_64_KIB_SHARE == 0
 
 
@@ -512,7 +519,7 @@ def starts_past_the_chunk(raw: bytes) -> bool:
     (through a hash, as :func:`example_is_wide`; never for a word of zeros)."""
     if not any(raw):
         return False
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"chunk").digest(), "big")
+    choice = _hashed(raw, b"chunk")
     return choice % CHUNK_START_SHARE == 0
 
 
@@ -538,7 +545,7 @@ def chunk_bytes_from(raw: bytes) -> int | None:
     :func:`starts_past_the_chunk`; never for a word of zeros."""
     if not any(raw):
         return None
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"smallchunk").digest(), "big")
+    choice = _hashed(raw, b"smallchunk")
     if choice % SMALL_CHUNKS_SHARE:
         return None
     return SMALL_CHUNK_SIZES[choice // SMALL_CHUNKS_SHARE % len(SMALL_CHUNK_SIZES)]
@@ -576,7 +583,7 @@ def start_revision_from(raw: bytes) -> int:
     :func:`starts_past_the_chunk`; never for a word of zeros."""
     if not any(raw):
         return 0
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"revision").digest(), "big")
+    choice = _hashed(raw, b"revision")
     if choice % HIGH_REVISION_SHARE:
         return 0
     choice //= HIGH_REVISION_SHARE
@@ -775,7 +782,7 @@ def history_length(raw: bytes) -> int:
     # start a long history.
     if not any(raw):
         return 1
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"history").digest(), "big")
+    choice = _hashed(raw, b"history")
     if choice % DEEP_HISTORY_SHARE == 0:
         return 66 + choice // DEEP_HISTORY_SHARE % 7
     if choice % LONG_HISTORY_SHARE == 0:
@@ -814,7 +821,7 @@ def undone_at_once(raw: bytes) -> bool:
     let its R2 finding go unfound at ci seed 0 on two runs of three."""
     if not any(raw):
         return False
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"undo").digest(), "big")
+    choice = _hashed(raw, b"undo")
     return choice % UNDO_AT_ONCE_SHARE == 0
 
 
@@ -830,7 +837,7 @@ def start_history_length(raw: bytes) -> int:
     :data:`DEEP_START_SHARE`."""
     if not any(raw):
         return 0
-    choice = int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"start").digest(), "big")
+    choice = _hashed(raw, b"start")
     return 66 + choice // DEEP_START_SHARE % 4 if choice % DEEP_START_SHARE == 0 else 0
 
 
