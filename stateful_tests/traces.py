@@ -37,6 +37,12 @@ MAX_INTEGER = 1 << 62
 #: buffer; a hand-made trace of a megabyte buffer and a thousand one-byte edits (a
 #: 1.9 MB file) used to cost 2 GB to replay.
 MAX_REPLAY_BYTES = 1 << 28
+#: The most chunks a trace that asks for a chunk size (``chunk_bytes``) may make its
+#: buffer hold, estimated before it runs as (initial bytes + every byte it inserts)
+#: / chunk size. A chunk costs its storage about 300 bytes: a hand-made trace of a
+#: 1 MiB start in one-byte chunks took 336 MB to build. The generated ones hold a
+#: few thousand (issue 42's small chunks: up to 1,300 at the start).
+MAX_ASKED_CHUNKS = 1 << 18
 
 AnyFamily = PropertyFamily[Any, Any, Any]
 
@@ -192,5 +198,10 @@ def parse_trace(text: str) -> tuple[AnyFamily, BufferConfig, list[Any]]:
         raise ValueError(
             f"{len(parsed)} operations on a buffer of up to {len(initial_bytes) + inserted} bytes would step "
             f"through more than {MAX_REPLAY_BYTES >> 20} MiB of buffers: no counterexample is that large"
+        )
+    if chunk_bytes is not None and len(initial_bytes) + inserted > chunk_bytes * MAX_ASKED_CHUNKS:
+        raise ValueError(
+            f"a buffer of up to {len(initial_bytes) + inserted} bytes in chunks of {chunk_bytes} bytes would hold "
+            f"more than {MAX_ASKED_CHUNKS} chunks: no counterexample asks for that many"
         )
     return family, BufferConfig(initial_bytes, capacity, policy, durable, durability, start_revision, chunk_bytes), parsed

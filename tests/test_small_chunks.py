@@ -134,6 +134,11 @@ def test_the_asked_chunk_size_travels_with_the_trace_and_a_bad_one_is_refused() 
     for bad in (0, "3", 1.5, True):
         with pytest.raises(TypeError, match="chunk_bytes"):
             parse_trace(json.dumps({**record, "chunk_bytes": bad}))
+    # A forged trace cannot make the storage hold millions of chunks (336 MB for 1 MiB in one-byte chunks).
+    huge = {**record, "initial": "YQ==", "initial_times": 1 << 20, "chunk_bytes": 1}
+    with pytest.raises(ValueError, match="more than 262144 chunks"):
+        parse_trace(json.dumps(huge))
+    assert parse_trace(json.dumps({**huge, "chunk_bytes": 8}))[1].chunk_bytes == 8
     # The shrinker tries the target's own chunk first: the size is told only if it mattered.
     assert [moved.chunk_bytes for moved, _ in chunk_bytes_moves(config, [])] == [None]
     assert list(chunk_bytes_moves(BufferConfig(FORTY), [])) == []
