@@ -158,3 +158,20 @@ def test_the_world_states_the_examples_in_small_chunks_and_the_most_chunks_held(
     assert merged["small_chunks"] == {"examples": 2, "most_chunks": 23}
     none = world_report(world, WorldTally(chunk=world.chunk), (), chunk_matters=True)
     assert "0 examples in chunks of 1-4 bytes;" in reach_phrase(none) + ";"
+
+
+def test_a_shard_partial_types_the_asked_chunk_size_and_start_revision() -> None:
+    from rollcert.stateful_tests.shards import _checker
+    from rollcert.targets.json_schema import SchemaMismatch
+
+    counterexample = {
+        "history": None, "property": "R0", "target": "bundled", "initial": "", "capacity": None,
+        "policy": "reject", "explanation": "", "durable": False, "family": "rollback",
+        "durability": "per_operation", "steps": [], "start_revision": 0, "chunk_bytes": 2,
+    }
+    checker = _checker("counterexample")
+    checker.check(counterexample)
+    checker.check({**counterexample, "chunk_bytes": None})
+    for field, bad in (("chunk_bytes", 0), ("chunk_bytes", "2"), ("start_revision", -1)):
+        with pytest.raises(SchemaMismatch):
+            checker.check({**counterexample, field: bad})
